@@ -1,0 +1,42 @@
+//! Makes every binary and test of this package load libtorch on its own.
+//!
+//! tch's own build links libtorch but leaves two gaps that bite newcomers:
+//! * no RUNPATH, so a binary fails with "libtorch_cpu.so: cannot open shared object
+//!   file" unless LD_LIBRARY_PATH is set;
+//! * with the linker's default `--as-needed`, `libtorch.so` (the library that pulls in
+//!   `libtorch_cuda.so`) is dropped because no symbol is used from it directly, and
+//!   CUDA is then never seen even on a GPU machine.
+//!
+//! It also compiles `src/ffi/shim.cpp`: the few libtorch calls tch does not expose
+//! (bf16 autocast, the TF32 switch, the CUDA allocator's peak-memory statistics).
+use std::env;
+use std::path::PathBuf;
+
+fn main() {
+    // torch-sys declares `links = "tch"` and prints `cargo:libtorch_lib=...`; cargo hands
+    // that to direct dependents as DEP_TCH_LIBTORCH_LIB.
+    let lib = PathBuf::from(env::var("DEP_TCH_LIBTORCH_LIB").expect(
+        "DEP_TCH_LIBTORCH_LIB is not set: torch-sys must be a direct dependency. \
+         Did scripts/setup.sh run?",
+    ));
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
+    println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
+    println!("cargo:rustc-link-arg=-ltorch");
+    println!("cargo:rustc-link-arg=-Wl,--as-needed");
+    // Tests and tools find the libtorch folder through this at compile time.
+    println!("cargo:rustc-env=COURSE_LIBTORCH_LIB={}", lib.display());
+
+    let root = lib.parent().expect("libtorch lib dir has a parent");
+    println!("cargo:rerun-if-changed=src/ffi/shim.cpp");
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .file("src/ffi/shim.cpp")
+        .include(root.join("include"))
+        .include(root.join("include/torch/csrc/api/include"))
+        .flag("-D_GLIBCXX_USE_CXX11_ABI=1")
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-deprecated-declarations")
+        .warnings(false)
+        .compile("course_shim");
+}

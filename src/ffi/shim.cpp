@@ -1,0 +1,74 @@
+// The few libtorch calls that tch 0.24 does not expose. Compiled by build.rs against
+// the headers of the same libtorch that tch links, and called from src/sys.rs.
+// Every function catches C++ exceptions: an exception crossing into Rust is undefined
+// behaviour, so failures come back as a negative return value instead.
+#include <ATen/Context.h>
+#include <ATen/DeviceAccelerator.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/Allocator.h>
+#include <cstdint>
+
+extern "C" {
+
+// tch::autocast turns CUDA autocast on but always in its default fp16; this picks bf16,
+// the precision the course trains in (same exponent range as fp32, so no loss scaling).
+int course_set_cuda_autocast_bf16(int bf16) {
+  try {
+    at::autocast::set_autocast_dtype(at::kCUDA, bf16 ? at::kBFloat16 : at::kHalf);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+// 1 for bf16, 0 for fp16, -1 on error.
+int course_cuda_autocast_is_bf16() {
+  try {
+    return at::autocast::get_autocast_dtype(at::kCUDA) == at::kBFloat16 ? 1 : 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+// PyTorch's torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32.
+int course_set_allow_tf32(int allow) {
+  try {
+    at::globalContext().setAllowTF32CuBLAS(allow != 0);
+    at::globalContext().setAllowTF32CuDNN(allow != 0);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int course_allow_tf32() {
+  try {
+    return at::globalContext().allowTF32CuBLAS() ? 1 : 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+// Peak bytes handed out by the accelerator's caching allocator since the last reset,
+// the number torch.cuda.max_memory_allocated() reports. -1 without an accelerator.
+int64_t course_accelerator_peak_allocated(int device) {
+  try {
+    if (!at::accelerator::getAccelerator(false).has_value()) return -1;
+    auto stats = at::accelerator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int course_accelerator_reset_peak(int device) {
+  try {
+    if (!at::accelerator::getAccelerator(false).has_value()) return -1;
+    at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+}  // extern "C"
