@@ -12,6 +12,9 @@
 //! | 05 | [`decoder`] — masked self-attention, cross-attention, FFN |
 //! | 06 | [`transformer`] — the three masks and the full model |
 //! | 07 | [`mask_checks`] — causality and padding invariance |
+//! | 08 | [`data`] — the reversal task |
+//! | 09 | [`train`] — teacher forcing, warmup, checkpoints |
+//! | 10 | [`decode`] — greedy decoding |
 pub mod attention;
 pub mod decoder;
 pub mod embedding;
@@ -20,3 +23,7 @@ pub mod feed_forward;
 pub mod mask_checks;
 pub mod sys;
 pub mod transformer;
+pub mod data;
+pub mod decode;
+pub mod train;
+pub mod plot;

@@ -1,0 +1,48 @@
+//! The libtorch/tch traps the book warns about, pinned down so a reader can poke at them.
+use rstest::rstest;
+use tch::{nn, Device, Kind, Tensor};
+use transformer_course::attention::MultiHeadAttention;
+use transformer_course::embedding::Init;
+use transformer_course::transformer::make_causal_mask;
+
+#[rstest]
+#[case(2, 5, 4, 3)]
+#[case(1, 14, 4, 32)]
+fn view_after_transpose_is_an_error(#[case] b: i64, #[case] l: i64, #[case] h: i64, #[case] dk: i64) {
+    let x = Tensor::randn([b, h, l, dk], (Kind::Float, Device::Cpu));
+    let t = x.transpose(1, 2); // [B, L, h, d_k], strides no longer row-major
+    assert!(!t.is_contiguous());
+    let err = t.f_view([b, l, h * dk]).expect_err("view on a transposed tensor must fail");
+    assert!(err.to_string().contains("view size is not compatible"), "{err}");
+    // The two fixes agree with each other and with the data.
+    let reshaped = t.reshape([b, l, h * dk]);
+    assert!(reshaped.equal(&t.contiguous().view([b, l, h * dk])));
+    assert!(reshaped.view([b, l, h, dk]).equal(&t));
+}
+
+#[test]
+fn view_on_contiguous_output_is_fine() {
+    let x = Tensor::randn([2, 5, 12], (Kind::Float, Device::Cpu));
+    assert!(x.f_view([2, 5, 3, 4]).is_ok());
+}
+
+/// SDPA's bool mask says where attention is *allowed*; ours says where it is *forbidden*.
+#[rstest]
+fn sdpa_bool_mask_is_the_opposite_of_ours(#[values(4, 9)] l: i64) {
+    tch::manual_seed(0);
+    let vs = nn::VarStore::new(Device::Cpu);
+    let mha = MultiHeadAttention::new(vs.root(), 16, 2, 0.0, Init::Paper).unwrap();
+    let x = Tensor::randn([2, l, 16], (Kind::Float, Device::Cpu));
+    let ours = make_causal_mask(l, Device::Cpu);
+    let (expected, _) = mha.forward(&x, &x, &x, Some(&ours), false);
+
+    let (q, k, v) = (mha.split(&x.apply(&mha.W_q)), mha.split(&x.apply(&mha.W_k)), mha.split(&x.apply(&mha.W_v)));
+    let sdpa = |mask: &Tensor| {
+        let y = Tensor::scaled_dot_product_attention(&q, &k, &v, Some(mask), 0.0, false, None, false);
+        mha.merge(&y).apply(&mha.W_o)
+    };
+    let inverted = sdpa(&ours.logical_not());
+    assert!(inverted.allclose(&expected, 1e-5, 1e-5, false), "SDPA with the inverted mask must equal ours");
+    let wrong = sdpa(&ours);
+    assert!(!wrong.allclose(&expected, 1e-3, 1e-3, false), "passing our mask unchanged must give a different answer");
+}
