@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Training speed of the Rust model (tch on libtorch) against the PyTorch twin in
+# scripts/torch_reference.py, on the CPU of this machine, one after the other.
+#
+# Both run the reversal-task recipe of chapter 09 (batch 64, d=128, 2+2 layers,
+# dropout 0.1, Adam with the warmup schedule) in float32 on the same libtorch build,
+# take 5 untimed warm-up steps, then time N optimizer steps with T intra-op threads.
+#
+# Usage: scripts/bench-vs-pytorch.sh [--steps N] [--threads T] [--no-build]
+#   --steps N     timed optimizer steps per implementation   (env BENCH_STEPS,   default 200)
+#   --threads T   libtorch intra-op threads for both         (env BENCH_THREADS, default nproc)
+#   --no-build    use target/release/09_train_reverse as it is
+#
+# Needs scripts/setup.sh to have run (.venv with torch). The numbers only mean something
+# on an otherwise idle machine: with other jobs on the same cores, OpenMP's worker threads
+# wait on each other and multi-threaded runs slow down many times over.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+steps=${BENCH_STEPS:-200}
+threads=${BENCH_THREADS:-$(nproc)}
+build=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --steps) steps=${2:?--steps needs a value}; shift 2 ;;
+    --steps=*) steps=${1#*=}; shift ;;
+    --threads) threads=${2:?--threads needs a value}; shift 2 ;;
+    --threads=*) threads=${1#*=}; shift ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "bench-vs-pytorch.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+for v in "$steps" "$threads"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-vs-pytorch.sh: '$v' is not a positive integer" >&2; exit 2; }
+done
+
+python=$repo/.venv/bin/python
+[ -x "$python" ] || { echo "bench-vs-pytorch.sh: $python not found; run scripts/setup.sh first" >&2; exit 1; }
+bin=$repo/target/release/09_train_reverse
+logs=$repo/target/bench-vs-pytorch
+mkdir -p "$logs"
+
+# ---- the machine
+cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n1)
+cpu=${cpu:-unknown CPU}
+torch_version=$("$python" -c 'import torch; print(torch.__version__)')
+libtorch_dir=$(readlink -f "$repo/.libtorch" 2>/dev/null || echo "$repo/.libtorch")
+echo "== Rust (tch 0.24) vs PyTorch: training speed on the reversal task"
+echo "date:      $(date '+%Y-%m-%d %H:%M:%S %Z')"
+echo "machine:   $cpu, $(nproc) cores available ($(grep -c '^processor' /proc/cpuinfo) logical CPUs)"
+echo "torch:     $torch_version (Python side); libtorch for Rust: $libtorch_dir"
+echo "run:       $steps timed steps after 5 untimed, $threads thread(s), CPU, float32, batch 64"
+read -r load1 _ < /proc/loadavg
+echo "load:      $load1 (1-minute average before starting)"
+if awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }'; then
+  echo "warning:   the machine is not idle; the timings below will be noisy or much too slow" >&2
+fi
+echo
+
+# ---- build
+if [ "$build" = 1 ]; then
+  echo "-- cargo build --release --bin 09_train_reverse"
+  cargo build --release --bin 09_train_reverse
+fi
+[ -x "$bin" ] || { echo "bench-vs-pytorch.sh: $bin is missing (build it, or drop --no-build)" >&2; exit 1; }
+
+# Runs a command, keeps its output in $logs/NAME.log, prints its bench: line.
+bench_line() { # name command...
+  local name=$1; shift
+  local log=$logs/$name.log
+  echo "-- $*" >&2
+  if ! "$@" >"$log" 2>&1; then
+    echo "bench-vs-pytorch.sh: $name failed; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  local line
+  line=$(grep '^bench: ' "$log" | tail -n1 || true)
+  if [ -z "$line" ]; then
+    echo "bench-vs-pytorch.sh: $name printed no 'bench:' line; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  echo "$line"
+}
+
+# ---- run, one after the other
+rust_line=$(bench_line rust "$bin" --bench-steps "$steps" --threads "$threads" --device cpu)
+torch_line=$(bench_line pytorch "$python" scripts/torch_reference.py train --steps "$steps" --threads "$threads")
+
+field() { # line key -> value of key=value
+  sed -n "s/.*[[:space:]]$2=\([^[:space:]]*\).*/\1/p" <<<"$1"
+}
+
+echo
+printf '%-10s %7s %8s %10s %9s\n' impl steps threads seconds steps/s
+for line in "$rust_line" "$torch_line"; do
+  printf '%-10s %7s %8s %10s %9s\n' "$(field "$line" impl)" "$(field "$line" steps)" \
+    "$(field "$line" threads)" "$(field "$line" seconds)" "$(field "$line" steps_per_s)"
+done
+rust_s=$(field "$rust_line" seconds)
+torch_s=$(field "$torch_line" seconds)
+awk -v r="$rust_s" -v p="$torch_s" 'BEGIN {
+  if (p <= 0) { print "ratio: PyTorch time is 0, no ratio"; exit }
+  q = r / p
+  printf "\nRust time / PyTorch time = %.2f  (%s)\n", q,
+    (q < 0.97 ? "below 1: Rust is faster" : (q > 1.03 ? "above 1: PyTorch is faster" : "within 3%: about the same"))
+}'
+echo "full logs: $logs/rust.log, $logs/pytorch.log"
