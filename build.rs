@@ -27,6 +27,17 @@ fn main() {
     println!("cargo:rustc-env=COURSE_LIBTORCH_LIB={}", lib.display());
 
     let root = lib.parent().expect("libtorch lib dir has a parent");
+    // Which libtorch this was built against, for the headers of every output.
+    // A standalone libtorch has build-version; the PyPI wheel has version.py.
+    let version = std::fs::read_to_string(root.join("build-version"))
+        .ok()
+        .or_else(|| {
+            let py = std::fs::read_to_string(root.join("version.py")).ok()?;
+            let line = py.lines().find(|l| l.starts_with("__version__"))?;
+            Some(line.split('\'').nth(1)?.to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=COURSE_LIBTORCH_VERSION={}", version.trim());
     println!("cargo:rerun-if-changed=src/ffi/shim.cpp");
     cc::Build::new()
         .cpp(true)

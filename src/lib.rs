@@ -15,15 +15,24 @@
 //! | 08 | [`data`] — the reversal task |
 //! | 09 | [`train`] — teacher forcing, warmup, checkpoints |
 //! | 10 | [`decode`] — greedy decoding |
-pub mod attention;
-pub mod decoder;
+//! | 11 | [`viz`] — attention maps and heatmaps |
+//! | 12 | [`sdpa`] — hand-written attention vs fused SDPA |
+//!
+//! Support: [`plot`] (plotters figures with a bundled font) and [`sys`] (the libtorch
+//! switches tch does not expose, from `src/ffi/shim.cpp`).
 pub mod embedding;
-pub mod encoder;
+pub mod attention;
 pub mod feed_forward;
-pub mod mask_checks;
-pub mod sys;
+pub mod encoder;
+pub mod decoder;
 pub mod transformer;
+pub mod mask_checks;
 pub mod data;
-pub mod decode;
 pub mod train;
+pub mod decode;
+pub mod viz;
+pub mod sdpa;
+
 pub mod plot;
+pub mod sys;
+pub mod exercises;

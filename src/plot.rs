@@ -68,3 +68,47 @@ pub fn exact_match_plot(path: &Path, runs: &[(String, Vec<f64>)]) -> Result<()> 
     root.present().with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
+
+/// Chapter 12's sweep on log-log axes: time per call (left) and peak memory (right)
+/// against sequence length, for both attention paths.
+pub fn sweep_plot(path: &Path, rows: &[crate::sdpa::SweepRow], subtitle: &str) -> Result<()> {
+    register_fonts();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let root = SVGBackend::new(path, (960, 420)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(&format!("Hand-written attention vs SDPA ({subtitle})"), ("sans-serif", 18))?;
+    let (left, right) = root.split_horizontally(480);
+    type Pick = fn(&crate::sdpa::SweepRow) -> Option<crate::sdpa::Measurement>;
+    let paths: [(&str, Pick, usize); 2] = [("hand-written", |r| r.manual, 1), ("SDPA (fused)", |r| r.sdpa, 3)];
+    let panels: [(&DrawingArea<SVGBackend, plotters::coord::Shift>, &str, fn(crate::sdpa::Measurement) -> Option<f64>); 2] = [
+        (&left, "ms per call", |m| Some(m.ms)),
+        (&right, "peak memory (MiB)", |m| m.peak_bytes.map(|b| (b as f64 / (1u64 << 20) as f64).max(0.01))),
+    ];
+    let lens: Vec<f64> = rows.iter().map(|r| r.len as f64).collect();
+    let (x0, x1) = (lens.first().copied().unwrap_or(128.0) / 1.3, lens.last().copied().unwrap_or(2048.0) * 1.3);
+    for (area, y_desc, value) in panels {
+        let ys: Vec<f64> = rows.iter().flat_map(|r| paths.iter().filter_map(move |p| p.1(r).and_then(value))).collect();
+        let (y0, y1) = ys.iter().fold((f64::MAX, f64::MIN), |(a, b), &y| (a.min(y), b.max(y)));
+        let (y0, y1) = if ys.is_empty() { (0.1, 10.0) } else { (y0 / 2.0, y1 * 2.0) };
+        let mut chart = ChartBuilder::on(area)
+            .margin(14)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+        chart.configure_mesh().x_desc("sequence length L").y_desc(y_desc).x_label_formatter(&|x| format!("{x:.0}")).draw()?;
+        for (label, pick, color) in paths {
+            let color = Palette99::pick(color).to_rgba();
+            let pts: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some((r.len as f64, value(pick(r)?)?))).collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3)));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+        }
+        chart.configure_series_labels().position(SeriesLabelPosition::UpperLeft).border_style(BLACK).background_style(WHITE.mix(0.9)).draw()?;
+    }
+    root.present().with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}

@@ -45,3 +45,6 @@ pub fn accelerator_peak_allocated(device: usize) -> Option<u64> {
 pub fn accelerator_reset_peak(device: usize) -> bool {
     unsafe { course_accelerator_reset_peak(device as i32) == 0 }
 }
+
+/// The libtorch version this program was built against, e.g. "2.11.0+cu130".
+pub const LIBTORCH_VERSION: &str = env!("COURSE_LIBTORCH_VERSION");

@@ -89,3 +89,24 @@ fn train_rejects_cuda_when_absent_and_zero_threads() {
     let (code, err) = run(train, &["--threads", "0"]);
     assert_one_clear_line(code, &err, "--threads");
 }
+
+const CROSS: &str = env!("CARGO_BIN_EXE_11_cross_attention");
+
+#[test]
+fn cross_attention_without_a_checkpoint_says_train_first() {
+    let (code, err) = run(CROSS, &["--checkpoint", "/nonexistent/reverse.safetensors", "--out-dir", "/tmp"]);
+    assert_one_clear_line(code, &err, "train first");
+}
+
+#[test]
+fn cross_attention_rejects_overlong_input() {
+    let ckpt = course_checkpoint("cross-long", TransformerConfig::reverse_task());
+    let (code, err) = run(CROSS, &["--checkpoint", &ckpt, "--out-dir", "/tmp", "1234567890123"]);
+    assert_one_clear_line(code, &err, "too many");
+}
+
+#[test]
+fn sdpa_bench_rejects_nonsense_sizes() {
+    let (code, err) = run(env!("CARGO_BIN_EXE_12_sdpa_bench"), &["--len", "1"]);
+    assert_one_clear_line(code, &err, "len");
+}
