@@ -17,9 +17,12 @@ use transformer_course::train::{
 struct Args {
     #[arg(long, default_value_t = 10)]
     epochs: usize,
-    /// Seeds the weights, dropout, data (train: seed, validation: seed+1) and shuffling.
+    /// Seeds the weights, the dropout masks and the shuffling.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Seeds the data: training set from this seed, validation set from seed + 1.
+    #[arg(long, default_value_t = 0)]
+    data_seed: u64,
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
     /// Where the checkpoint goes (a .history.tsv with the epoch table goes beside it).
@@ -57,10 +60,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let device = select_device(args.device)?;
     let precision = configure_precision(device)?;
-    let opts = TrainOptions { epochs: args.epochs, seed: args.seed, ..TrainOptions::default() };
+    let opts = TrainOptions { epochs: args.epochs, seed: args.seed, data_seed: args.data_seed, ..TrainOptions::default() };
     let (train, val) = reverse_data(&opts);
     let mut trainer = Trainer::new(reverse_config(args.init), device, opts.seed, opts.warmup, opts.label_smoothing)?;
-    println!("{}", describe_run(&trainer, precision));
+    println!("{}", describe_run(&trainer, precision, &opts));
 
     if let Some(steps) = args.bench_steps {
         return bench(&mut trainer, &train, steps);

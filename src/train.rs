@@ -98,7 +98,11 @@ pub fn token_accuracy(logits: &Tensor, labels: &Tensor) -> f64 {
 #[derive(Debug, Clone)]
 pub struct TrainOptions {
     pub epochs: usize,
+    /// Seeds the weights, the dropout masks and the shuffling.
     pub seed: u64,
+    /// Seeds the data: training set `data_seed`, validation set `data_seed + 1`. Kept
+    /// apart from `seed` so that runs with different seeds are scored on the same samples.
+    pub data_seed: u64,
     pub n_train: usize,
     pub n_val: usize,
     pub batch_size: usize,
@@ -110,7 +114,7 @@ pub struct TrainOptions {
 
 impl Default for TrainOptions {
     fn default() -> Self {
-        TrainOptions { epochs: 10, seed: 0, n_train: 20_000, n_val: 1_000, batch_size: 64, warmup: 1000, eval_samples: 500, label_smoothing: 0.0 }
+        TrainOptions { epochs: 10, seed: 0, data_seed: 0, n_train: 20_000, n_val: 1_000, batch_size: 64, warmup: 1000, eval_samples: 500, label_smoothing: 0.0 }
     }
 }
 
@@ -220,20 +224,22 @@ fn progress_bar(len: u64, epoch: usize) -> indicatif::ProgressBar {
     bar
 }
 
-/// The data sets of the recipe: training seed `seed`, validation seed `seed + 1`.
+/// The data sets of the recipe: training seed `data_seed`, validation seed `data_seed + 1`.
 pub fn reverse_data(opts: &TrainOptions) -> (ReverseDataset, ReverseDataset) {
-    (make_dataset(opts.n_train, opts.seed), make_dataset(opts.n_val, opts.seed + 1))
+    (make_dataset(opts.n_train, opts.data_seed), make_dataset(opts.n_val, opts.data_seed + 1))
 }
 
 /// The header line of a training log.
-pub fn describe_run(trainer: &Trainer, precision: &str) -> String {
+pub fn describe_run(trainer: &Trainer, precision: &str, opts: &TrainOptions) -> String {
     format!(
-        "device={} precision={} threads={} parameters={} init={}",
+        "device={} precision={} threads={} parameters={} init={} seed={} data_seed={}",
         device_name(trainer.device),
         precision,
         tch::get_num_threads(),
         thousands(parameter_count(&trainer.vs)),
-        trainer.model.config.init.name()
+        trainer.model.config.init.name(),
+        opts.seed,
+        opts.data_seed
     )
 }
 

@@ -10,6 +10,7 @@
 
 extern "C" {
 
+// ANCHOR: bf16
 // tch::autocast turns CUDA autocast on but always in its default fp16; this picks bf16,
 // the precision the course trains in (same exponent range as fp32, so no loss scaling).
 int course_set_cuda_autocast_bf16(int bf16) {
@@ -21,6 +22,8 @@ int course_set_cuda_autocast_bf16(int bf16) {
   }
 }
 
+// ANCHOR_END: bf16
+
 // 1 for bf16, 0 for fp16, -1 on error.
 int course_cuda_autocast_is_bf16() {
   try {
@@ -30,6 +33,7 @@ int course_cuda_autocast_is_bf16() {
   }
 }
 
+// ANCHOR: tf32
 // PyTorch's torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32.
 int course_set_allow_tf32(int allow) {
   try {
@@ -40,6 +44,8 @@ int course_set_allow_tf32(int allow) {
     return -1;
   }
 }
+
+// ANCHOR_END: tf32
 
 int course_allow_tf32() {
   try {
