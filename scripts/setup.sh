@@ -54,16 +54,65 @@ ln -sfn "$torch_dir" "$repo/.libtorch"
 echo "setup: .libtorch -> $torch_dir"
 
 if [ "$want_book" = 1 ]; then
-  install_tool() { # crate version binary
-    if command -v "$3" >/dev/null && "$3" --version 2>/dev/null | grep -q "${2%%-*}"; then
-      echo "setup: $1 $2 already installed"
-    else
-      echo "setup: cargo install $1@$2 (compiles from source; several minutes on 2 cores)"
-      cargo install --locked --quiet "$1@$2"
-    fi
+  cargo_home=${CARGO_HOME:-$HOME/.cargo}
+  has_version() { # binary version
+    command -v "$1" >/dev/null && "$1" --version 2>/dev/null | grep -q "$2"
   }
-  install_tool mdbook "$MDBOOK_VERSION" mdbook
-  install_tool mdbook-katex "$KATEX_VERSION" mdbook-katex
-  install_tool mdbook-mermaid "$MERMAID_VERSION" mdbook-mermaid
+
+  if has_version mdbook "$MDBOOK_VERSION"; then
+    echo "setup: mdbook $MDBOOK_VERSION already installed"
+  else
+    echo "setup: cargo install mdbook@$MDBOOK_VERSION (compiles from source; several minutes on 2 cores)"
+    cargo install --locked --quiet "mdbook@$MDBOOK_VERSION"
+  fi
+
+  # The two preprocessors are built from their published source and Cargo.lock with one
+  # change: the mdbook-preprocessor crate is moved to exactly $MDBOOK_VERSION. Their own
+  # lock files pin older ones (mdbook-katex 0.10.0: 0.5.3, mdbook-mermaid 0.17.1: 0.5.0),
+  # and a preprocessor built against another mdbook version than the running mdbook
+  # prints a warning on every build of the book.
+  install_preprocessor() { # crate version
+    local work src
+    echo "setup: cargo install $1@$2 against mdbook $MDBOOK_VERSION (compiles from source; several minutes on 2 cores)"
+    work=$(mktemp -d)
+    mkdir -p "$work/fetch/src"
+    printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n%s = "=%s"\n' "$1" "$2" >"$work/fetch/Cargo.toml"
+    : >"$work/fetch/src/lib.rs"
+    (cd "$work/fetch" && cargo fetch --quiet) # unpacks the crate's source into the registry
+    src=$(find "$cargo_home"/registry/src -mindepth 2 -maxdepth 2 -type d -name "$1-$2" | head -n1)
+    cp -r "$src" "$work/src"
+    (cd "$work/src" && cargo update --quiet -p mdbook-preprocessor --precise "$MDBOOK_VERSION")
+    cargo install --locked --quiet --force --path "$work/src"
+    rm -rf "$work"
+  }
+
+  # True when a build with both preprocessors prints no version-mismatch warning.
+  preprocessors_match() {
+    local probe log
+    probe=$(mktemp -d)
+    mkdir "$probe/src"
+    printf '[book]\ntitle = "probe"\n\n[preprocessor.katex]\n\n[preprocessor.mermaid]\n' >"$probe/book.toml"
+    printf '# Summary\n\n- [Probe](probe.md)\n' >"$probe/src/SUMMARY.md"
+    # shellcheck disable=SC2016 # $x$ is math for mdbook-katex, not a shell variable
+    printf '# Probe\n\n$x$\n\n```mermaid\ngraph LR\n  a --> b\n```\n' >"$probe/src/probe.md"
+    log=$(mdbook build "$probe" 2>&1) || true
+    rm -rf "$probe"
+    ! grep -q "built against" <<<"$log"
+  }
+
+  for tool in "mdbook-katex $KATEX_VERSION" "mdbook-mermaid $MERMAID_VERSION"; do
+    read -r name version <<<"$tool"
+    if has_version "$name" "$version"; then
+      echo "setup: $name $version already installed"
+    else
+      install_preprocessor "$name" "$version"
+    fi
+  done
+  if ! preprocessors_match; then
+    # Installed earlier from their own lock files: rebuild them against this mdbook.
+    install_preprocessor mdbook-katex "$KATEX_VERSION"
+    install_preprocessor mdbook-mermaid "$MERMAID_VERSION"
+    preprocessors_match || echo "setup: warning: mdbook-katex or mdbook-mermaid still reports another mdbook version" >&2
+  fi
 fi
 echo "setup: done"
