@@ -1,0 +1,40 @@
+//! Chapter 07 exercises — testing properties instead of trusting them. Check with
+//! `cargo test --test exercises_ch07`.
+use tch::{Kind, Tensor};
+
+use crate::embedding::PAD_ID;
+use crate::transformer::Transformer;
+
+/// ★★ ex07_encoder_lookahead — the encoder side of chapter 07's causality check.
+/// Overwrite the source tokens from position `k` on with `altered`, encode both versions
+/// (inference mode) and return, for every source position, the largest |Δ| of its memory
+/// row over batch and features: a Vec of length Ls. The encoder has no causal mask, so —
+/// unlike the decoder — the rows before k move too.
+pub fn memory_change_per_position(model: &Transformer, src: &Tensor, k: i64, altered: i64) -> Vec<f64> {
+    // ANCHOR: ex07_encoder_lookahead
+    // HINT: copy src, then .narrow(1, k, Ls - k).fill_(altered) on the copy, as causality_check does for the target.
+    // HINT: model.encode(.., false).0 is the memory [B, Ls, d]; |a − b| reduced with amax over dimensions 0 and 2 is [Ls].
+    tch::no_grad(|| {
+        let ls = src.size()[1];
+        let changed = src.copy();
+        let _ = changed.narrow(1, k, ls - k).fill_(altered);
+        let (a, _) = model.encode(src, false);
+        let (b, _) = model.encode(&changed, false);
+        let per_position = (a - b).abs().amax([0i64, 2].as_slice(), false); // [Ls]
+        Vec::<f64>::try_from(&per_position.to_kind(Kind::Double)).expect("a 1-D tensor")
+    })
+    // ANCHOR_END: ex07_encoder_lookahead
+}
+
+/// ★ ex07_weight_on_pad — how much attention leaks onto padding. `weights` are
+/// attention weights [B, h, Lq, Lk] and `keys` the token ids [B, Lk] the keys came from.
+/// Return the largest total weight that any single query row (any batch element, head
+/// and query) puts on PAD keys: 0 for a correctly masked layer.
+pub fn max_weight_on_pad(weights: &Tensor, keys: &Tensor) -> f64 {
+    // ANCHOR: ex07_weight_on_pad
+    // HINT: keys.eq(PAD_ID) as a float [B, 1, 1, Lk] broadcasts against the weights;
+    // HINT: multiply, sum over the last dimension ([B, h, Lq]), take the max.
+    let pad = keys.eq(PAD_ID).to_kind(weights.kind()).unsqueeze(1).unsqueeze(1);
+    (weights * pad).sum_dim_intlist(-1, false, weights.kind()).max().double_value(&[])
+    // ANCHOR_END: ex07_weight_on_pad
+}
