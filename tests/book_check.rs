@@ -215,8 +215,10 @@ fn check_page(layout: &Layout, page: &Path, anchors: &mut AnchorCache, problems:
         }
     }
 
-    // A chapter page whose binary exists must show that binary's real output.
-    if let Some(nn) = chapter_number(page) {
+    // A chapter page whose binary exists must show that binary's real output. Only the
+    // pages at the top of src/ are chapters; exercises/NN_*.md are fragments they include.
+    let top_level = page.parent().map(normalize) == Some(normalize(&layout.book_src));
+    if let Some(nn) = chapter_number(page).filter(|_| top_level) {
         if let Some(bin) = chapter_binary(layout, &nn) {
             if !includes_output {
                 problems.push(layout.problem(
