@@ -44,9 +44,11 @@ RUNS='
 10_greedy_decode_trace                     10_greedy_decode    --trace 7 3 0 9 5
 11_cross_attention                         11_cross_attention
 12_sdpa_bench                              12_sdpa_bench
-# A script instead of a binary: Rust against the PyTorch reference (needs .venv, so it is
-# skipped where there is none, e.g. on a GPU machine without this set-up).
+# Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
+# there is none, e.g. on a GPU machine without this set-up. The seed spread trains five
+# models (about 15 minutes on two CPU cores).
 bench_vs_pytorch                           scripts/bench-vs-pytorch.sh  --no-build
+seed_spread                                scripts/seed-spread.sh
 '
 # ---------------------------------------------------------------------------------------
 
@@ -170,8 +172,9 @@ for row in "${selected[@]}"; do
     exe=$repo/$bin
     cmd="$bin${args:+ $args}"
     device=$cpu_device
+    [ "$bin" = scripts/seed-spread.sh ] && device=$gpu_device
     lt_exe=$bin_dir/09_train_reverse
-    if [ ! -x .venv/bin/python ]; then
+    if [ "$bin" = scripts/bench-vs-pytorch.sh ] && [ ! -x .venv/bin/python ]; then
       echo "regen-outputs: skipping $name: no .venv here (scripts/setup.sh)" >&2
       continue
     fi

@@ -112,9 +112,14 @@ pub struct TrainOptions {
     pub label_smoothing: f64,
 }
 
+/// The default model seed. Five seeds on the same data ended at 0.989, 0.988, 0.996,
+/// 0.998 and 0.999 exact match (`scripts/seed-spread.sh`); the default is the median run,
+/// seed 2, not the best one.
+pub const DEFAULT_SEED: u64 = 2;
+
 impl Default for TrainOptions {
     fn default() -> Self {
-        TrainOptions { epochs: 10, seed: 0, data_seed: 0, n_train: 20_000, n_val: 1_000, batch_size: 64, warmup: 1000, eval_samples: 500, label_smoothing: 0.0 }
+        TrainOptions { epochs: 10, seed: DEFAULT_SEED, data_seed: 0, n_train: 20_000, n_val: 1_000, batch_size: 64, warmup: 1000, eval_samples: 500, label_smoothing: 0.0 }
     }
 }
 
