@@ -102,15 +102,19 @@ fn bench(trainer: &mut Trainer, train: &transformer_course::data::ReverseDataset
     while batches.len() < steps + 5 {
         batches.extend(transformer_course::data::epoch_batches(train.len(), 64, &mut rng));
     }
-    let mut run = |idx: &tch::Tensor| trainer.train_step(&train.src.index_select(0, idx), &train.tgt.index_select(0, idx));
+    let mut prof = transformer_course::train::StepProfile::default();
+    let mut run = |idx: &tch::Tensor, prof: &mut transformer_course::train::StepProfile| {
+        trainer.train_step_profiled(&train.src.index_select(0, idx), &train.tgt.index_select(0, idx), prof)
+    };
     for idx in &batches[..5] {
-        run(idx);
+        run(idx, &mut Default::default());
     }
     let t = Instant::now();
     for idx in &batches[5..steps + 5] {
-        run(idx);
+        run(idx, &mut prof);
     }
     let secs = t.elapsed().as_secs_f64();
+    println!("profile: {}", prof.summary(steps));
     println!("bench: impl=rust steps={steps} seconds={secs:.3} steps_per_s={:.2} threads={}", steps as f64 / secs, tch::get_num_threads());
     Ok(())
 }

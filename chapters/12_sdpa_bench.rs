@@ -47,6 +47,8 @@ fn main() {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
+    // Before the first tensor: makes the CPU memory readings follow live tensors.
+    transformer_course::sdpa::serve_large_allocations_with_mmap();
     if let Some(n) = args.threads {
         anyhow::ensure!(n > 0, "--threads must be at least 1");
         tch::set_num_threads(n as i32);

@@ -109,4 +109,9 @@ awk -v r="$rust_s" -v p="$torch_s" 'BEGIN {
   printf "\nRust time / PyTorch time = %.2f  (%s)\n", q,
     (q < 0.97 ? "below 1: Rust is faster" : (q > 1.03 ? "above 1: PyTorch is faster" : "within 3%: about the same"))
 }'
-echo "full logs: $logs/rust.log, $logs/pytorch.log"
+echo
+echo "where a step's time goes:"
+for name in rust pytorch; do
+  printf '  %-8s %s\n' "$name" "$(sed -n 's/^profile: //p' "$logs/$name.log" | tail -n1)"
+done
+echo "full logs: ${logs#"$repo"/}/rust.log, ${logs#"$repo"/}/pytorch.log"

@@ -364,35 +364,52 @@ def cmd_train(args) -> None:
           f"params={n_params:,}, batches/epoch={per_epoch}", flush=True)
 
     step = 0
+    # Wall time per phase, as the Rust bench reports it: forward+loss, backward,
+    # optimizer, read-back.
+    phases = ["forward+loss", "backward", "optimizer", "read-back"]
+    prof = [0.0, 0.0, 0.0, 0.0]
 
     def one_step(s, t) -> tuple[float, float]:
         """One optimizer step; returns the batch's loss and token accuracy (the Rust
         trainer reads both back every step too, so the timed work is the same)."""
         nonlocal step
+        t0 = time.perf_counter()
         step += 1
         for group in opt.param_groups:
             group["lr"] = noam(step, cfg.d_model, args.warmup)
         dec_in, labels = t[:, :-1], t[:, 1:]  # teacher forcing
         logits = model(s, dec_in)
         loss = F.cross_entropy(logits.reshape(-1, cfg.tgt_vocab), labels.reshape(-1), ignore_index=PAD)
+        t1 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        t2 = time.perf_counter()
         opt.step()
+        t3 = time.perf_counter()
         with torch.no_grad():
             real = labels != PAD
             acc = ((logits.argmax(-1) == labels) & real).sum().item() / real.sum().item()
-        return loss.item(), acc
+        out = loss.item(), acc
+        t4 = time.perf_counter()
+        for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            prof[i] += dt
+        return out
 
     if args.steps is not None:
         for _ in range(args.warmup_steps):  # untimed: first-call allocations, thread pools
             _, s, t = next(stream)
             one_step(s, t)
+        prof[:] = [0.0, 0.0, 0.0, 0.0]  # profile the timed steps only
         start = time.perf_counter()
         for _ in range(args.steps):
             _, s, t = next(stream)
             loss, acc = one_step(s, t)
         seconds = time.perf_counter() - start
         print(f"after {step} steps: loss={loss:.4f} token_acc={acc:.4f}", flush=True)
+        total = sum(prof)
+        print("profile: " + ", ".join(
+            f"{name} {1000 * secs / args.steps:.2f} ms ({100 * secs / total:.0f}%)"
+            for name, secs in zip(phases, prof)), flush=True)
         print(f"bench: impl=pytorch steps={args.steps} seconds={seconds:.3f} "
               f"steps_per_s={args.steps / seconds:.2f} threads={args.threads}", flush=True)
         return

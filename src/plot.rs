@@ -54,7 +54,14 @@ pub fn exact_match_plot(path: &Path, runs: &[(String, Vec<f64>)]) -> Result<()> 
         .x_label_area_size(40)
         .y_label_area_size(56)
         .build_cartesian_2d(0.5f64..epochs as f64 + 0.5, 0f64..1.02)?;
-    chart.configure_mesh().x_desc("epoch").y_desc("exact match (greedy, 500 samples)").x_labels(epochs).draw()?;
+    chart
+        .configure_mesh()
+        .x_desc("epoch")
+        .y_desc("exact match (greedy, 500 samples)")
+        .x_labels(epochs)
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .disable_x_mesh()
+        .draw()?;
     for (i, (label, values)) in runs.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let points: Vec<(f64, f64)> = values.iter().enumerate().map(|(e, v)| (e as f64 + 1.0, *v)).collect();
@@ -84,7 +91,8 @@ pub fn sweep_plot(path: &Path, rows: &[crate::sdpa::SweepRow], subtitle: &str) -
     let paths: [(&str, Pick, usize); 2] = [("hand-written", |r| r.manual, 1), ("SDPA (fused)", |r| r.sdpa, 3)];
     let panels: [(&DrawingArea<SVGBackend, plotters::coord::Shift>, &str, fn(crate::sdpa::Measurement) -> Option<f64>); 2] = [
         (&left, "ms per call", |m| Some(m.ms)),
-        (&right, "peak memory (MiB)", |m| m.peak_bytes.map(|b| (b as f64 / (1u64 << 20) as f64).max(0.01))),
+        // Readings under 1 MiB are below what the measurement resolves; leave them out.
+        (&right, "peak memory (MiB)", |m| m.peak_bytes.map(|b| b as f64 / (1u64 << 20) as f64).filter(|&mib| mib >= 1.0)),
     ];
     let lens: Vec<f64> = rows.iter().map(|r| r.len as f64).collect();
     let (x0, x1) = (lens.first().copied().unwrap_or(128.0) / 1.3, lens.last().copied().unwrap_or(2048.0) * 1.3);
@@ -97,7 +105,18 @@ pub fn sweep_plot(path: &Path, rows: &[crate::sdpa::SweepRow], subtitle: &str) -
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
-        chart.configure_mesh().x_desc("sequence length L").y_desc(y_desc).x_label_formatter(&|x| format!("{x:.0}")).draw()?;
+        // Label only 1-2-5 steps (100, 200, 500, 1000, …), or the log axis crowds its labels.
+        let one_two_five = |x: &f64| {
+            let lead = x / 10f64.powf(x.log10().floor());
+            if [1.0, 2.0, 5.0].iter().any(|d| (lead - d).abs() < 1e-6) { format!("{x:.0}") } else { String::new() }
+        };
+        chart
+            .configure_mesh()
+            .x_desc("sequence length L")
+            .y_desc(y_desc)
+            .x_label_formatter(&one_two_five)
+            .y_label_formatter(&|y| format!("{y}"))
+            .draw()?;
         for (label, pick, color) in paths {
             let color = Palette99::pick(color).to_rgba();
             let pts: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some((r.len as f64, value(pick(r)?)?))).collect();

@@ -107,7 +107,8 @@ fn proc_status_kib(field: &str) -> Option<u64> {
 /// tensors come from the heap and stay resident when freed, so the peak resident size
 /// would stop following live memory. A fixed 64 KiB threshold turns that off: every
 /// tensor larger than that gets pages of its own, counted when touched, returned on free.
-fn serve_large_allocations_with_mmap() {
+/// Call it first thing in `main`: blocks the heap already holds stay resident after free.
+pub fn serve_large_allocations_with_mmap() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);

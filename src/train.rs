@@ -168,6 +168,13 @@ impl Trainer {
 
     /// One optimizer step on a batch; returns the loss and the batch's token accuracy.
     pub fn train_step(&mut self, src: &Tensor, tgt: &Tensor) -> (f64, f64) {
+        self.train_step_profiled(src, tgt, &mut StepProfile::default())
+    }
+
+    /// `train_step`, adding the wall time of each phase to `prof` (on the CPU, where
+    /// calls are synchronous; CUDA calls return before the work is done).
+    pub fn train_step_profiled(&mut self, src: &Tensor, tgt: &Tensor, prof: &mut StepProfile) -> (f64, f64) {
+        let t = Instant::now();
         let (src, tgt) = (src.to_device(self.device), tgt.to_device(self.device));
         let (tgt_in, tgt_out) = teacher_forcing(&tgt);
         self.step += 1;
@@ -175,10 +182,15 @@ impl Trainer {
         // Autocast only acts on CUDA (bf16 after configure_precision); on the CPU it is a no-op.
         let logits = tch::autocast(self.device.is_cuda(), || self.model.forward(&src, &tgt_in, true));
         let loss = masked_cross_entropy(&logits, &tgt_out, self.label_smoothing);
+        let t = prof.lap(0, t);
         self.opt.zero_grad();
         loss.backward();
+        let t = prof.lap(1, t);
         self.opt.step();
-        tch::no_grad(|| (loss.double_value(&[]), token_accuracy(&logits, &tgt_out)))
+        let t = prof.lap(2, t);
+        let out = tch::no_grad(|| (loss.double_value(&[]), token_accuracy(&logits, &tgt_out)));
+        prof.lap(3, t);
+        out
     }
 
     /// The learning rate the next step will use.
@@ -187,6 +199,34 @@ impl Trainer {
     }
 }
 // ANCHOR_END: trainer
+
+/// Where the time of training steps went: forward + loss, backward, optimizer, and
+/// reading the loss and accuracy back.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StepProfile {
+    pub seconds: [f64; 4],
+}
+
+impl StepProfile {
+    pub const PHASES: [&'static str; 4] = ["forward+loss", "backward", "optimizer", "read-back"];
+
+    fn lap(&mut self, phase: usize, since: Instant) -> Instant {
+        let now = Instant::now();
+        self.seconds[phase] += (now - since).as_secs_f64();
+        now
+    }
+
+    /// "forward+loss 21.3 ms (45%), backward …" per step, over `steps` steps.
+    pub fn summary(&self, steps: usize) -> String {
+        let total: f64 = self.seconds.iter().sum();
+        Self::PHASES
+            .iter()
+            .zip(self.seconds)
+            .map(|(name, s)| format!("{name} {:.2} ms ({:.0}%)", 1000.0 * s / steps as f64, 100.0 * s / total))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
 
 // ANCHOR: fit
 /// Trains for `opts.epochs` and calls `on_epoch` after each one.
