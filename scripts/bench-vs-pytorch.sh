@@ -6,7 +6,8 @@
 # dropout 0.1, Adam with the warmup schedule) in float32 on the same libtorch build,
 # take 5 untimed warm-up steps, then time N optimizer steps with T intra-op threads.
 #
-# Usage: scripts/bench-vs-pytorch.sh [--steps N] [--threads T] [--no-build]
+# Usage: scripts/bench-vs-pytorch.sh [--steps N] [--threads T] [--rounds R] [--no-build]
+#   --rounds R    alternate the two R times and compare medians (env BENCH_ROUNDS, default 3)
 #   --steps N     timed optimizer steps per implementation   (env BENCH_STEPS,   default 200)
 #   --threads T   libtorch intra-op threads for both         (env BENCH_THREADS, default nproc)
 #   --no-build    use target/release/09_train_reverse as it is
@@ -20,6 +21,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
 steps=${BENCH_STEPS:-200}
+rounds=${BENCH_ROUNDS:-3}
 threads=${BENCH_THREADS:-$(nproc)}
 build=1
 while [ $# -gt 0 ]; do
@@ -28,12 +30,14 @@ while [ $# -gt 0 ]; do
     --steps=*) steps=${1#*=}; shift ;;
     --threads) threads=${2:?--threads needs a value}; shift 2 ;;
     --threads=*) threads=${1#*=}; shift ;;
+    --rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
+    --rounds=*) rounds=${1#*=}; shift ;;
     --no-build) build=0; shift ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench-vs-pytorch.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-for v in "$steps" "$threads"; do
+for v in "$steps" "$threads" "$rounds"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-vs-pytorch.sh: '$v' is not a positive integer" >&2; exit 2; }
 done
 
@@ -52,7 +56,14 @@ echo "== Rust (tch 0.24) vs PyTorch: training speed on the reversal task"
 echo "date:      $(date '+%Y-%m-%d %H:%M:%S %Z')"
 echo "machine:   $cpu, $(nproc) cores available ($(grep -c '^processor' /proc/cpuinfo) logical CPUs)"
 echo "torch:     $torch_version (Python side); libtorch for Rust: $libtorch_dir"
-echo "run:       $steps timed steps after 5 untimed, $threads thread(s), CPU, float32, batch 64"
+echo "run:       $steps timed steps after 5 untimed, $threads thread(s), CPU, float32, batch 64, $rounds alternating rounds"
+# Give the machine up to 90 s to settle after whatever ran before (the 1-minute load
+# average decays slowly, so this waits for it to fall under 0.5, not for zero).
+for _ in $(seq 18); do
+  read -r load1 _ < /proc/loadavg
+  awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }' || break
+  sleep 5
+done
 read -r load1 _ < /proc/loadavg
 echo "load:      $load1 (1-minute average before starting)"
 if awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }'; then
@@ -87,30 +98,37 @@ bench_line() { # name command...
   echo "$line"
 }
 
-# ---- run, one after the other
-rust_line=$(bench_line rust "$bin" --bench-steps "$steps" --threads "$threads" --device cpu)
-torch_line=$(bench_line pytorch "$python" scripts/torch_reference.py train --steps "$steps" --threads "$threads")
+# ---- run, alternating, so that a slow patch of the machine hits both sides alike
+rust_lines=()
+torch_lines=()
+for ((r = 1; r <= rounds; r++)); do
+  rust_lines+=("$(bench_line rust "$bin" --bench-steps "$steps" --threads "$threads" --device cpu)")
+  torch_lines+=("$(bench_line pytorch "$python" scripts/torch_reference.py train --steps "$steps" --threads "$threads")")
+done
 
 field() { # line key -> value of key=value
   sed -n "s/.*[[:space:]]$2=\([^[:space:]]*\).*/\1/p" <<<"$1"
 }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo
-printf '%-10s %7s %8s %10s %9s\n' impl steps threads seconds steps/s
-for line in "$rust_line" "$torch_line"; do
-  printf '%-10s %7s %8s %10s %9s\n' "$(field "$line" impl)" "$(field "$line" steps)" \
-    "$(field "$line" threads)" "$(field "$line" seconds)" "$(field "$line" steps_per_s)"
+printf '%-10s %6s %7s %8s %10s %9s\n' impl round steps threads seconds steps/s
+for ((r = 0; r < rounds; r++)); do
+  for line in "${rust_lines[$r]}" "${torch_lines[$r]}"; do
+    printf '%-10s %6s %7s %8s %10s %9s\n' "$(field "$line" impl)" "$((r + 1))" "$(field "$line" steps)" \
+      "$(field "$line" threads)" "$(field "$line" seconds)" "$(field "$line" steps_per_s)"
+  done
 done
-rust_s=$(field "$rust_line" seconds)
-torch_s=$(field "$torch_line" seconds)
+rust_s=$(for l in "${rust_lines[@]}"; do field "$l" seconds; done | median)
+torch_s=$(for l in "${torch_lines[@]}"; do field "$l" seconds; done | median)
 awk -v r="$rust_s" -v p="$torch_s" 'BEGIN {
   if (p <= 0) { print "ratio: PyTorch time is 0, no ratio"; exit }
   q = r / p
-  printf "\nRust time / PyTorch time = %.2f  (%s)\n", q,
+  printf "\nmedian seconds: rust %.3f, pytorch %.3f\nRust time / PyTorch time = %.2f  (%s)\n", r, p, q,
     (q < 0.97 ? "below 1: Rust is faster" : (q > 1.03 ? "above 1: PyTorch is faster" : "within 3%: about the same"))
 }'
 echo
-echo "where a step's time goes:"
+echo "where a step's time goes (last round):"
 for name in rust pytorch; do
   printf '  %-8s %s\n' "$name" "$(sed -n 's/^profile: //p' "$logs/$name.log" | tail -n1)"
 done
