@@ -63,7 +63,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     for (i, d) in demos.iter().enumerate() {
         let tokens = row(&out, i as i64);
         let ok = digits_of(&tokens) == d.iter().rev().copied().collect::<Vec<_>>();
-        println!("  {:<28} -> {:<40} {}", format!("{d:?}"), tokens_to_words(&tokens), if ok { "ok" } else { "WRONG" });
+        println!("  {:<38} -> {:<70} {}", format!("{d:?}"), tokens_to_words(&tokens), if ok { "ok" } else { "WRONG" });
     }
     // ANCHOR_END: demos
 
