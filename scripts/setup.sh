@@ -20,7 +20,7 @@ KATEX_VERSION=0.10.0
 MERMAID_VERSION=0.17.1
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cache=${RUST_TRANSFORMER_CACHE:-$HOME/.cache/rust-transformer-course}
+cache=${RUST_TRANSFORMER_CACHE:-${HOME:-/root}/.cache/rust-transformer-course}
 venv=$cache/venv-torch-$TORCH_VERSION
 
 want_book=0
