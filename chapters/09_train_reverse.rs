@@ -8,7 +8,7 @@ use clap::Parser;
 use transformer_course::decode::{exact_match, reverse_digits};
 use transformer_course::embedding::Init;
 use transformer_course::train::{
-    configure_precision, describe_run, fit, reverse_config, reverse_data, save_checkpoint, select_device, DeviceChoice, EpochReport, TrainOptions, Trainer,
+    configure_precision, describe_run, set_threads, fit, reverse_config, reverse_data, save_checkpoint, select_device, DeviceChoice, EpochReport, TrainOptions, Trainer,
     DEFAULT_CHECKPOINT, DEFAULT_SEED,
 };
 
@@ -55,10 +55,7 @@ fn main() {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(n) = args.threads {
-        anyhow::ensure!(n > 0, "--threads must be at least 1");
-        tch::set_num_threads(n as i32);
-    }
+    set_threads(args.threads)?;
     let device = select_device(args.device)?;
     let precision = configure_precision(device)?;
     let opts = TrainOptions { epochs: args.epochs, seed: args.seed, data_seed: args.data_seed, ..TrainOptions::default() };
@@ -67,7 +64,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     println!("{}", describe_run(&trainer, precision, &opts));
 
     if let Some(steps) = args.bench_steps {
-        return bench(&mut trainer, &train, steps);
+        return bench(&mut trainer, &train, opts.batch_size, steps);
     }
 
     // ANCHOR: main_loop
@@ -95,12 +92,12 @@ fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// Times `steps` optimizer steps on the recipe's batches, for scripts/bench-vs-pytorch.sh.
-fn bench(trainer: &mut Trainer, train: &transformer_course::data::ReverseDataset, steps: usize) -> anyhow::Result<()> {
+fn bench(trainer: &mut Trainer, train: &transformer_course::data::ReverseDataset, batch_size: usize, steps: usize) -> anyhow::Result<()> {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let mut batches = Vec::new();
     while batches.len() < steps + 5 {
-        batches.extend(transformer_course::data::epoch_batches(train.len(), 64, &mut rng));
+        batches.extend(transformer_course::data::epoch_batches(train.len(), batch_size, &mut rng));
     }
     let mut prof = transformer_course::train::StepProfile::default();
     let mut run = |idx: &tch::Tensor, prof: &mut transformer_course::train::StepProfile| {

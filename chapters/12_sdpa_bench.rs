@@ -49,10 +49,7 @@ fn main() {
 fn run(args: Args) -> anyhow::Result<()> {
     // Before the first tensor: makes the CPU memory readings follow live tensors.
     transformer_course::sdpa::serve_large_allocations_with_mmap();
-    if let Some(n) = args.threads {
-        anyhow::ensure!(n > 0, "--threads must be at least 1");
-        tch::set_num_threads(n as i32);
-    }
+    transformer_course::train::set_threads(args.threads)?;
     let device = select_device(args.device)?;
     let (qb, ql, qd, qh, qmax) = if args.quick { (2, 256, 128, 4, 1024) } else { (8, 1024, 512, 8, if device.is_cuda() { 8192 } else { 2048 }) };
     let (b, l, d, h) = (args.batch.unwrap_or(qb), args.len.unwrap_or(ql), args.d_model.unwrap_or(qd), args.heads.unwrap_or(qh));

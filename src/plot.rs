@@ -46,6 +46,7 @@ pub fn read_history(path: &Path) -> Result<(String, Vec<f64>)> {
 pub fn exact_match_plot(path: &Path, runs: &[(String, Vec<f64>)]) -> Result<()> {
     register_fonts();
     let epochs = runs.iter().map(|r| r.1.len()).max().unwrap_or(1).max(1);
+    crate::train::create_parent_dir(path)?;
     let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -80,9 +81,7 @@ pub fn exact_match_plot(path: &Path, runs: &[(String, Vec<f64>)]) -> Result<()> 
 /// against sequence length, for both attention paths.
 pub fn sweep_plot(path: &Path, rows: &[crate::sdpa::SweepRow], subtitle: &str) -> Result<()> {
     register_fonts();
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
+    crate::train::create_parent_dir(path)?;
     let root = SVGBackend::new(path, (960, 420)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&format!("Hand-written attention vs SDPA ({subtitle})"), ("sans-serif", 18))?;

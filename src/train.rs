@@ -309,14 +309,29 @@ pub fn thousands(n: i64) -> String {
     out
 }
 
+/// Creates the folder `path` will be written into, if it has one and it is missing.
+pub fn create_parent_dir(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Applies `--threads`: libtorch's intra-op thread count, when the user gave one.
+pub fn set_threads(threads: Option<usize>) -> Result<()> {
+    if let Some(n) = threads {
+        ensure!(n > 0, "--threads must be at least 1");
+        tch::set_num_threads(n as i32);
+    }
+    Ok(())
+}
+
 // ANCHOR: checkpoint
 /// Saves every variable as fp32 in safetensors, with the model's config in the file's
 /// metadata so a loader can refuse a checkpoint of another shape with a clear message.
 /// Written to a temporary file and renamed: an interrupted save never leaves a torn file.
 pub fn save_checkpoint(vs: &nn::VarStore, config: &TransformerConfig, path: &Path) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
+    create_parent_dir(path)?;
     let mut named: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
     named.sort_by(|a, b| a.0.cmp(&b.0));
     let mut bytes = Vec::with_capacity(named.len());

@@ -3,13 +3,13 @@
 //! task, its cross-attention draws an anti-diagonal.
 use std::path::Path;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, ensure, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use tch::{Device, Kind, Tensor};
 
-use crate::data::{digits_of, row, source_tensor, tokens_to_words, EOS_ID, MAX_LEN, SEQ_LEN};
+use crate::data::{digits_of, row, source_tensor, tokens_to_words, MAX_LEN, SEQ_LEN};
 use crate::decode::{greedy_decode, model_device};
 use crate::transformer::{make_causal_mask, Transformer};
 
@@ -134,9 +134,7 @@ pub fn draw_heatmaps(path: &Path, title: &str, panels: &[Panel], columns: usize,
     let panel_h = 70 + rows_max as u32 * cell + 40;
     let grid_rows = panels.len().div_ceil(columns) as u32;
     let size = (columns as u32 * panel_w + 110, grid_rows * panel_h + 60);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
+    crate::train::create_parent_dir(path)?;
     match path.extension().and_then(|e| e.to_str()) {
         Some("svg") => {
             let root = SVGBackend::new(path, size).into_drawing_area();
@@ -207,13 +205,5 @@ where
         let y = by + ((1.0 - t) * bh as f64) as i32;
         root.draw(&Text::new(format!("{t:.2}"), (bx + 24, y), ("sans-serif", 11).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center)))).map_err(err)?;
     }
-    Ok(())
-}
-
-/// Reads the chapter's input: the seed's `7 3 0 9 5 1 8` unless the reader gives digits.
-pub fn check_input_digits(digits: &[i64]) -> Result<()> {
-    ensure!(digits.len() <= MAX_LEN, "{} digits is too many: the model was trained on at most {MAX_LEN}", digits.len());
-    ensure!(digits.iter().all(|d| (0..10).contains(d)), "digits must be 0-9");
-    let _ = EOS_ID;
     Ok(())
 }
