@@ -345,11 +345,20 @@ pub fn save_checkpoint(vs: &nn::VarStore, config: &TransformerConfig, path: &Pat
         .iter()
         .map(|(n, shape, data)| Ok((n.as_str(), safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)?)))
         .collect::<Result<Vec<_>>>()?;
-    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
-    safetensors::serialize_to_file(views, &Some(config_metadata(config)), &tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    // The temporary name is unique to this process and call, so two runs saving to the same
+    // path cannot rename each other's half-written file; the last rename wins, whole.
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = PathBuf::from(format!("{}.{}-{n}.tmp", path.display(), std::process::id()));
+    let written = safetensors::serialize_to_file(views, &Some(config_metadata(config)), &tmp)
+        .with_context(|| format!("cannot write {}", tmp.display()))
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn config_metadata(c: &TransformerConfig) -> HashMap<String, String> {

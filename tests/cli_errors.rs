@@ -39,7 +39,7 @@ const DECODE: &str = env!("CARGO_BIN_EXE_10_greedy_decode");
 #[case::negative(&["--", "-1"], "not a digit")]
 #[case::thirteen_digits(&["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "1", "2", "3"], "too many")]
 fn decode_rejects_bad_digits(#[case] args: &[&str], #[case] mentions: &str) {
-    let ckpt = course_checkpoint("digits", TransformerConfig::reverse_task());
+    let ckpt = course_checkpoint(&format!("digits-{}", args.join("")), TransformerConfig::reverse_task());
     let mut all = vec!["--checkpoint", ckpt.as_str()];
     all.extend_from_slice(args);
     let (code, err) = run(DECODE, &all);

@@ -142,9 +142,14 @@ fn checkpoint_round_trip_is_exact_and_atomic() {
     let cfg = TransformerConfig { dropout: 0.0, ..tiny() };
     let m = Transformer::new(vs.root(), cfg).unwrap();
     let path = temp_path("roundtrip");
-    save_checkpoint(&vs, &cfg, &path).unwrap();
-    assert!(path.exists());
-    assert!(!path.with_extension("safetensors.tmp").exists(), "the temporary file must be renamed away");
+    // Two writers racing on one path (two test cases, two terminals) must each land a whole
+    // file and leave no temporary behind.
+    std::thread::scope(|s| {
+        s.spawn(|| save_checkpoint(&vs, &cfg, &path).unwrap());
+        s.spawn(|| save_checkpoint(&vs, &cfg, &path).unwrap());
+    });
+    let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("model.safetensors")], "the temporary files must be renamed away");
     let (_vs2, m2) = load_checkpoint(&path, &cfg, Device::Cpu).unwrap();
     let data = make_dataset(8, 1);
     let (src, tgt_in) = (data.src, teacher_forcing(&data.tgt).0);
