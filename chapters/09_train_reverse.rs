@@ -112,6 +112,11 @@ fn bench(trainer: &mut Trainer, train: &transformer_course::data::ReverseDataset
     }
     let secs = t.elapsed().as_secs_f64();
     println!("profile: {}", prof.summary(steps));
-    println!("bench: impl=rust steps={steps} seconds={secs:.3} steps_per_s={:.2} threads={}", steps as f64 / secs, tch::get_num_threads());
+    let device = if trainer.device.is_cuda() { "cuda" } else { "cpu" };
+    println!(
+        "bench: impl=rust steps={steps} seconds={secs:.3} steps_per_s={:.2} threads={} device={device}",
+        steps as f64 / secs,
+        tch::get_num_threads()
+    );
     Ok(())
 }

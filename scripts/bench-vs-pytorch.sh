@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # Training speed of the Rust model (tch on libtorch) against the PyTorch twin in
-# scripts/torch_reference.py, on the CPU of this machine, one after the other.
+# scripts/torch_reference.py, on this machine, one after the other.
 #
 # Both run the reversal-task recipe of chapter 09 (batch 64, d=128, 2+2 layers,
-# dropout 0.1, Adam with the warmup schedule) in float32 on the same libtorch build,
-# take 5 untimed warm-up steps, then time N optimizer steps with T intra-op threads.
+# dropout 0.1, Adam with the warmup schedule) on the same libtorch version, take 5
+# untimed warm-up steps, then time N optimizer steps with T intra-op threads: on the CPU
+# in float32, with --device cuda in bf16 autocast with TF32 (both sides).
 #
-# Usage: scripts/bench-vs-pytorch.sh [--steps N] [--threads T] [--rounds R] [--no-build]
+# Usage: scripts/bench-vs-pytorch.sh [--steps N] [--threads T] [--rounds R] [--device D] [--no-build]
 #   --rounds R    alternate the two R times and compare medians (env BENCH_ROUNDS, default 3)
 #   --steps N     timed optimizer steps per implementation   (env BENCH_STEPS,   default 200)
 #   --threads T   libtorch intra-op threads for both         (env BENCH_THREADS, default nproc)
-#   --no-build    use target/release/09_train_reverse as it is
+#   --device D    cpu (default) or cuda
+#   --no-build    use the 09_train_reverse binary as it is
+# Environment: PYTHON (default .venv/bin/python, from scripts/setup.sh) is the Python with
+# torch; BIN_DIR (default target/release) holds 09_train_reverse. On a GPU machine without
+# cargo: BIN_DIR=... PYTHON=python3 LD_LIBRARY_PATH=<torch>/lib scripts/bench-vs-pytorch.sh --no-build --device cuda
 #
-# Needs scripts/setup.sh to have run (.venv with torch). The numbers only mean something
-# on an otherwise idle machine: with other jobs on the same cores, OpenMP's worker threads
-# wait on each other and multi-threaded runs slow down many times over.
+# The CPU numbers only mean something on an otherwise idle machine: with other jobs on
+# the same cores, OpenMP's worker threads wait on each other and multi-threaded runs slow
+# down many times over.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +28,7 @@ cd "$repo"
 steps=${BENCH_STEPS:-200}
 rounds=${BENCH_ROUNDS:-3}
 threads=${BENCH_THREADS:-$(nproc)}
+device=cpu
 build=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -32,18 +38,22 @@ while [ $# -gt 0 ]; do
     --threads=*) threads=${1#*=}; shift ;;
     --rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
     --rounds=*) rounds=${1#*=}; shift ;;
+    --device) device=${2:?--device needs a value}; shift 2 ;;
+    --device=*) device=${1#*=}; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench-vs-pytorch.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+case $device in cpu|cuda) ;; *) echo "bench-vs-pytorch.sh: --device must be cpu or cuda, not '$device'" >&2; exit 2 ;; esac
 for v in "$steps" "$threads" "$rounds"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-vs-pytorch.sh: '$v' is not a positive integer" >&2; exit 2; }
 done
 
-python=$repo/.venv/bin/python
-[ -x "$python" ] || { echo "bench-vs-pytorch.sh: $python not found; run scripts/setup.sh first" >&2; exit 1; }
-bin=$repo/target/release/09_train_reverse
+python=${PYTHON:-$repo/.venv/bin/python}
+command -v "$python" >/dev/null || { echo "bench-vs-pytorch.sh: $python not found; run scripts/setup.sh first (or set PYTHON)" >&2; exit 1; }
+bin_dir=${BIN_DIR:-$repo/target/release}
+bin=$bin_dir/09_train_reverse
 logs=$repo/target/bench-vs-pytorch
 mkdir -p "$logs"
 
@@ -52,14 +62,24 @@ cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n
 cpu=${cpu:-unknown CPU}
 torch_version=$("$python" -c 'import torch; print(torch.__version__)')
 libtorch_dir=$(readlink -f "$repo/.libtorch" 2>/dev/null || echo "$repo/.libtorch")
+[ -n "${LD_LIBRARY_PATH:-}" ] && libtorch_dir="LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 echo "== Rust (tch 0.24) vs PyTorch: training speed on the reversal task"
 echo "date:      $(date '+%Y-%m-%d %H:%M:%S %Z')"
 echo "machine:   $cpu, $(nproc) cores available ($(grep -c '^processor' /proc/cpuinfo) logical CPUs)"
 echo "torch:     $torch_version (Python side); libtorch for Rust: $libtorch_dir"
-echo "run:       $steps timed steps after 5 untimed, $threads thread(s), CPU, float32, batch 64, $rounds alternating rounds"
+if [ "$device" = cuda ]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
+  echo "gpu:       ${gpu:-unknown}"
+  precision="CUDA, bf16 autocast + TF32"
+else
+  precision="CPU, float32"
+fi
+echo "run:       $steps timed steps after 5 untimed, $threads thread(s), $precision, batch 64, $rounds alternating rounds"
 # Give the machine up to 90 s to settle after whatever ran before (the 1-minute load
 # average decays slowly, so this waits for it to fall under 0.5, not for zero).
-for _ in $(seq 18); do
+# (Only for the CPU: on CUDA the earlier runs' load average does not slow the GPU, and
+# device time is the scarce thing there.)
+[ "$device" = cpu ] && for _ in $(seq 18); do
   read -r load1 _ < /proc/loadavg
   awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }' || break
   sleep 5
@@ -102,8 +122,8 @@ bench_line() { # name command...
 rust_lines=()
 torch_lines=()
 for ((r = 1; r <= rounds; r++)); do
-  rust_lines+=("$(bench_line rust "$bin" --bench-steps "$steps" --threads "$threads" --device cpu)")
-  torch_lines+=("$(bench_line pytorch "$python" scripts/torch_reference.py train --steps "$steps" --threads "$threads")")
+  rust_lines+=("$(bench_line rust "$bin" --bench-steps "$steps" --threads "$threads" --device "$device")")
+  torch_lines+=("$(bench_line pytorch "$python" scripts/torch_reference.py train --steps "$steps" --threads "$threads" --device "$device")")
 done
 
 field() { # line key -> value of key=value
@@ -129,6 +149,10 @@ awk -v r="$rust_s" -v p="$torch_s" 'BEGIN {
 }'
 echo
 echo "where a step's time goes (last round):"
+if [ "$device" = cuda ]; then
+  echo "  (on CUDA a call returns once its kernels are queued: the phases measure the host's"
+  echo "   launching, and the wait for the GPU lands in read-back, the first call that needs a result)"
+fi
 for name in rust pytorch; do
   printf '  %-8s %s\n' "$name" "$(sed -n 's/^profile: //p' "$logs/$name.log" | tail -n1)"
 done

@@ -8,20 +8,29 @@
 # then a blank line, then the output. Plots are written by the binaries themselves,
 # into book/src/figures/.
 #
-# Usage: scripts/regen-outputs.sh [--no-build] [--only NAME]... [--list]
+# Usage: scripts/regen-outputs.sh [--no-build] [--cpu | --cuda] [--only NAME]... [--list]
 #   --no-build   do not run `cargo build --release --bins` first (also implied when
 #                there is no cargo on PATH)
+#   --cpu        only the CPU runs          (default: the CPU runs, then the CUDA runs
+#   --cuda       only the CUDA runs          when nvidia-smi shows a GPU)
 #   --only NAME  regenerate only output NAME (a name from the table below, e.g.
 #                06_transformer or 09_train_reverse_framework-default); repeatable
-#   --list       print the table of runs and exit
+#   --list       print the table of runs (as filtered by --cpu/--cuda) and exit
+#
+# Two sets of outputs: CPU runs (every chapter; what a reader on a laptop reproduces)
+# and CUDA runs (chapters 09-12 and the two scripts, names ending in _cuda, with their
+# checkpoints in checkpoints/cuda/ and plots in book/src/figures/cuda/). The CPU runs are
+# started with CUDA hidden (CUDA_VISIBLE_DEVICES=""), so on a GPU machine they stay CPU
+# runs although their commands say --device auto.
 #
 # On a machine with libtorch 2.11 but without cargo (a GPU box, say): copy the prebuilt
 # binaries from target/release/ of a machine that built them, point BIN_DIR at them and
 # LD_LIBRARY_PATH at that machine's libtorch lib/ folder (for the PyPI wheel:
 # .../site-packages/torch/lib), then run from a checkout of this repository:
-#   BIN_DIR=/tmp/course-bins LD_LIBRARY_PATH=/path/to/torch/lib scripts/regen-outputs.sh
+#   BIN_DIR=/tmp/course-bins LD_LIBRARY_PATH=/path/to/torch/lib PYTHON=python3 scripts/regen-outputs.sh --cuda
 # The binaries' built-in rpath names the build machine's libtorch; LD_LIBRARY_PATH is
 # searched before it, so the local libtorch is the one that gets loaded.
+# scripts/regen-cuda.sh does exactly this, finding torch's lib/ folder by itself.
 set -euo pipefail
 
 # ---------------------------------------------------------------------------------------
@@ -49,6 +58,15 @@ RUNS='
 # models (about 15 minutes on two CPU cores).
 bench_vs_pytorch                           scripts/bench-vs-pytorch.sh  --no-build
 seed_spread                                scripts/seed-spread.sh
+# CUDA runs: bf16 autocast and TF32, on the GPU. The sweep of chapter 12 goes on until
+# the hand-written path runs out of memory (or to L = 32768).
+09_train_reverse_framework-default_cuda    09_train_reverse    --device cuda --init framework-default --out checkpoints/cuda/framework-default.safetensors
+09_train_reverse_cuda                      09_train_reverse    --device cuda --out checkpoints/cuda/reverse.safetensors --compare checkpoints/cuda/framework-default.history.tsv --plot book/src/figures/cuda/09_init_ablation.svg
+10_greedy_decode_cuda                      10_greedy_decode    --device cuda --checkpoint checkpoints/cuda/reverse.safetensors
+11_cross_attention_cuda                    11_cross_attention  --device cuda --checkpoint checkpoints/cuda/reverse.safetensors --ablation checkpoints/cuda/framework-default.safetensors --out-dir book/src/figures/cuda
+12_sdpa_bench_cuda                         12_sdpa_bench       --device cuda --sweep-max 32768 --plot book/src/figures/cuda/12_sdpa_sweep.svg
+bench_vs_pytorch_cuda                      scripts/bench-vs-pytorch.sh  --no-build --device cuda --steps 500
+seed_spread_cuda                           scripts/seed-spread.sh  --device cuda
 '
 # ---------------------------------------------------------------------------------------
 
@@ -59,6 +77,7 @@ bin_dir=${BIN_DIR:-target/release}
 
 build=1
 list=0
+set_filter=all
 only=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -67,17 +86,32 @@ while [ $# -gt 0 ]; do
             only+=("$2"); shift ;;
     --only=*) only+=("${1#--only=}") ;;
     --list) list=1 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --cpu) set_filter=cpu ;;
+    --cuda) set_filter=cuda ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "regen-outputs: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
+
+# Is there a GPU? (nvidia-smi, which needs no libtorch.)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
+if [ "$set_filter" = all ] && [ ${#only[@]} -eq 0 ] && [ -z "$gpu" ] && [ "$list" = 0 ]; then
+  echo "regen-outputs: no GPU here, so only the CPU runs (the _cuda rows need one)" >&2
+  set_filter=cpu
+fi
+
+is_cuda_row() { [[ $1 == *_cuda ]]; }
 
 # The active rows of the table, as "name<TAB>binary<TAB>args".
 rows=()
 while read -r name bin args; do
   case $name in ''|'#'*) continue ;; esac
   [ -n "$bin" ] || { echo "regen-outputs: table row '$name' names no binary" >&2; exit 2; }
+  if [ ${#only[@]} -eq 0 ]; then
+    if is_cuda_row "$name"; then [ "$set_filter" = cpu ] && continue
+    else [ "$set_filter" = cuda ] && continue; fi
+  fi
   rows+=("$name"$'\t'"$bin"$'\t'"$args")
 done <<<"$RUNS"
 
@@ -128,18 +162,8 @@ cpu_model=${cpu_model:-$(uname -m)}
 threads=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
 cpu_label="$cpu_model, $threads threads"
 cpu_device="cpu ($cpu_label)"
-gpu_device=$cpu_device
-if gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) && [ -n "$gpu" ]; then
-  gpu_device="cuda ($gpu; host $cpu_label)"
-fi
-# Chapters 01-08 build their tensors on the CPU whatever the machine; 09-12 take
-# --device auto and use the GPU when there is one.
-device_of() {
-  case $1 in
-    09_*|10_*|11_*|12_*) echo "$gpu_device" ;;
-    *) echo "$cpu_device" ;;
-  esac
-}
+gpu_device="cuda ($gpu; host $cpu_label)"
+device_of() { if is_cuda_row "$1"; then echo "$gpu_device"; else echo "$cpu_device"; fi; }
 
 # The libtorch a binary really loads (LD_LIBRARY_PATH first, then its rpath), found with
 # ldd; its version from the wheel's version.py or the C++ distribution's build-version.
@@ -166,18 +190,20 @@ for row in "${selected[@]}"; do
   exe=$bin_dir/$bin
   cmd="cargo run --release --bin $bin"
   [ -n "$args" ] && cmd="$cmd -- $args"
-  device=$(device_of "$bin")
+  device=$(device_of "$name")
   lt_exe=$exe
   if [[ $bin == scripts/* ]]; then
     exe=$repo/$bin
     cmd="$bin${args:+ $args}"
-    device=$cpu_device
-    [ "$bin" = scripts/seed-spread.sh ] && device=$gpu_device
     lt_exe=$bin_dir/09_train_reverse
-    if [ "$bin" = scripts/bench-vs-pytorch.sh ] && [ ! -x .venv/bin/python ]; then
-      echo "regen-outputs: skipping $name: no .venv here (scripts/setup.sh)" >&2
+    if [ "$bin" = scripts/bench-vs-pytorch.sh ] && ! command -v "${PYTHON:-.venv/bin/python}" >/dev/null; then
+      echo "regen-outputs: skipping $name: no Python with torch here (scripts/setup.sh, or set PYTHON)" >&2
       continue
     fi
+  fi
+  if is_cuda_row "$name" && [ -z "$gpu" ]; then
+    echo "regen-outputs: skipping $name: no GPU here" >&2
+    continue
   fi
   if [ ! -x "$exe" ]; then
     echo "regen-outputs: $exe not found; build it (cargo build --release --bin $bin) or set BIN_DIR" >&2
@@ -187,8 +213,11 @@ for row in "${selected[@]}"; do
   echo "regen-outputs: $cmd  ->  $out_dir/$name.txt" >&2
   tmp=$(mktemp)
   status=0
+  # CPU rows see no GPU, so that --device auto means the CPU on every machine.
+  hide=()
+  is_cuda_row "$name" || hide=(env CUDA_VISIBLE_DEVICES=)
   # shellcheck disable=SC2086 # the arguments are words from the table
-  "$exe" $args >"$tmp" 2>&1 || status=$?
+  ${hide[@]+"${hide[@]}"} "$exe" $args >"$tmp" 2>&1 || status=$?
   {
     echo "\$ $cmd"
     echo "# device: $device · $(libtorch_version "$lt_exe") · $today UTC · scripts/regen-outputs.sh"

@@ -3,7 +3,7 @@
 # per model seed (same data: --data-seed 0) and tabulates the final exact match on the
 # 1,000 validation samples. Results are deterministic per machine; only seconds vary.
 #
-# Usage: scripts/seed-spread.sh [SEED...]      (default: 0 1 2 3 4)
+# Usage: scripts/seed-spread.sh [--device cpu|cuda|auto] [SEED...]      (default: 0 1 2 3 4)
 #   The runs go one after the other with libtorch's default thread count, like
 #   `cargo run --release --bin 09_train_reverse`, so the row of the default seed is
 #   exactly that run: floating-point sums split over a different number of threads
@@ -11,6 +11,11 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+device=auto
+if [ "${1:-}" = --device ]; then
+  device=${2:?--device needs cpu, cuda or auto}
+  shift 2
+fi
 seeds=("$@")
 [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2 3 4)
 bin=${BIN_DIR:-target/release}/09_train_reverse
@@ -20,9 +25,9 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "seed spread of the chapter 09 recipe: ${#seeds[@]} runs, --data-seed 0, 10 epochs"
+echo "seed spread of the chapter 09 recipe: ${#seeds[@]} runs, --data-seed 0, 10 epochs, --device $device"
 for s in "${seeds[@]}"; do
-  "$bin" --seed "$s" --out "$work/seed$s.safetensors" >"$work/seed$s.log" 2>&1 || true
+  "$bin" --device "$device" --seed "$s" --out "$work/seed$s.safetensors" >"$work/seed$s.log" 2>&1 || true
   sed -n 1p "$work/seed$s.log" | sed 's/^/  /'
 done
 

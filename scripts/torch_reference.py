@@ -6,8 +6,10 @@ It exists for two checks, and nothing in the course depends on it otherwise:
   * parity  -- `logits` loads a checkpoint written by the Rust VarStore
     (`vs.save("....safetensors")`) and runs the same forward pass, so
     tests/parity_pytorch.rs can compare the two outputs number by number;
-  * speed   -- `train` runs the reversal-task recipe of chapter 09 on the CPU,
-    so scripts/bench-vs-pytorch.sh can time it beside the Rust binary.
+  * speed   -- `train` runs the reversal-task recipe of chapter 09 (on the CPU
+    in float32, or with --device cuda in bf16 autocast with TF32, as the Rust
+    trainer does there), so scripts/bench-vs-pytorch.sh can time it beside the
+    Rust binary.
 
 The model is written out by hand (no nn.Transformer, no nn.MultiheadAttention,
 no scaled_dot_product_attention) and its module tree is laid out so that
@@ -36,6 +38,7 @@ Usage:
         --inputs I.safetensors --out O.safetensors [--heads 4]
     python scripts/torch_reference.py train --steps 200 --threads 2
     python scripts/torch_reference.py train --epochs 10 --threads 2
+    python scripts/torch_reference.py train --steps 200 --device cuda
 """
 from __future__ import annotations
 
@@ -328,8 +331,8 @@ def batches(src, tgt, batch: int, gen: torch.Generator):
 def greedy_exact_match(model: Seq2Seq, src: torch.Tensor, tgt: torch.Tensor) -> float:
     """Share of rows whose greedy decoding, up to and including EOS, equals the target."""
     model.eval()
-    out = torch.full((src.shape[0], 1), BOS, dtype=torch.int64)
-    finished = torch.zeros(src.shape[0], dtype=torch.bool)
+    out = torch.full((src.shape[0], 1), BOS, dtype=torch.int64, device=src.device)
+    finished = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     for _ in range(SEQ_LEN - 1):
         nxt = model(src, out)[:, -1].argmax(-1)
         nxt = torch.where(finished, torch.full_like(nxt, PAD), nxt)
@@ -350,9 +353,19 @@ def greedy_exact_match(model: Seq2Seq, src: torch.Tensor, tgt: torch.Tensor) -> 
 def cmd_train(args) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    if cuda:
+        if not torch.cuda.is_available():
+            sys.exit("error: --device cuda was asked for, but torch sees no CUDA device")
+        # The Rust trainer's CUDA precision (train::configure_precision): bf16 autocast
+        # for the forward pass, TF32 for the float32 matrix products that remain.
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     cfg = Config()
     model = Seq2Seq(cfg)
     model.init_paper()
+    model.to(device)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
@@ -360,7 +373,8 @@ def cmd_train(args) -> None:
     gen = torch.Generator().manual_seed(args.seed)
     stream = batches(src_all, tgt_all, args.batch, gen)
     per_epoch = src_all.shape[0] // args.batch
-    print(f"pytorch: torch {torch.__version__}, threads={torch.get_num_threads()}, "
+    print(f"pytorch: torch {torch.__version__}, device={device}, "
+          f"precision={'bf16 autocast + TF32' if cuda else 'fp32'}, threads={torch.get_num_threads()}, "
           f"params={n_params:,}, batches/epoch={per_epoch}", flush=True)
 
     step = 0
@@ -377,9 +391,13 @@ def cmd_train(args) -> None:
         step += 1
         for group in opt.param_groups:
             group["lr"] = noam(step, cfg.d_model, args.warmup)
+        # Batches are cut on the CPU and copied over every step, as the Rust trainer does.
+        s, t = s.to(device), t.to(device)
         dec_in, labels = t[:, :-1], t[:, 1:]  # teacher forcing
-        logits = model(s, dec_in)
-        loss = F.cross_entropy(logits.reshape(-1, cfg.tgt_vocab), labels.reshape(-1), ignore_index=PAD)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+            logits = model(s, dec_in)
+        # The loss in float32 whatever the forward pass ran in.
+        loss = F.cross_entropy(logits.float().reshape(-1, cfg.tgt_vocab), labels.reshape(-1), ignore_index=PAD)
         t1 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -411,10 +429,11 @@ def cmd_train(args) -> None:
             f"{name} {1000 * secs / args.steps:.2f} ms ({100 * secs / total:.0f}%)"
             for name, secs in zip(phases, prof)), flush=True)
         print(f"bench: impl=pytorch steps={args.steps} seconds={seconds:.3f} "
-              f"steps_per_s={args.steps / seconds:.2f} threads={args.threads}", flush=True)
+              f"steps_per_s={args.steps / seconds:.2f} threads={args.threads} device={device.type}", flush=True)
         return
 
     src_val, tgt_val = reversal_data(500, args.seed + 1)
+    src_val, tgt_val = src_val.to(device), tgt_val.to(device)
     start = time.perf_counter()
     total, count, current = 0.0, 0, 1
     for epoch, s, t in stream:
@@ -448,7 +467,7 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_logits)
 
-    p = sub.add_parser("train", help="the reversal-task recipe on the CPU")
+    p = sub.add_parser("train", help="the reversal-task recipe (CPU fp32, or CUDA bf16 autocast)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--steps", type=int, help="time exactly this many optimizer steps (after warm-up steps)")
     mode.add_argument("--epochs", type=int, help="train this many full epochs, one line per epoch")
@@ -458,6 +477,7 @@ def main(argv=None) -> None:
     p.add_argument("--train-size", type=int, default=20_000)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--warmup", type=int, default=1000, help="warm-up length of the learning-rate schedule")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.set_defaults(func=cmd_train)
 
     args = parser.parse_args(argv)
