@@ -95,8 +95,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     // 2. Cost at the chapter's size. Both paths under the same autocast setting.
     let measure = |len: i64| -> SweepRow {
         let x = Tensor::randn([b, len, d], (Kind::Float, device));
-        let manual = || tch::no_grad(|| tch::autocast(cuda, || manual_causal_forward(&mha, &x)));
-        let fused = || tch::no_grad(|| tch::autocast(cuda, || sdpa_forward(&mha, &x, true, None)));
+        let manual = || tch::no_grad(|| transformer_course::sys::autocast(cuda, || manual_causal_forward(&mha, &x)));
+        let fused = || tch::no_grad(|| transformer_course::sys::autocast(cuda, || sdpa_forward(&mha, &x, true, None)));
         let one = |f: &dyn Fn() -> Tensor| -> Option<Measurement> {
             // Out of memory (or any libtorch error) ends that path's sweep, not the program.
             let ms = catch(|| time_ms(device, 2, 3, 20, 2.0, f))?;

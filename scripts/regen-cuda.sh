@@ -54,8 +54,10 @@ fi
 
 names=("${only[@]+"${only[@]}"}")
 if [ ${#names[@]} -eq 0 ]; then
-  mapfile -t names < <(scripts/regen-outputs.sh --list --cuda | awk '{ print $1 }')
+  list=$(scripts/regen-outputs.sh --list --cuda)
+  mapfile -t names < <(awk '{ print $1 }' <<<"$list")
 fi
+[ ${#names[@]} -gt 0 ] || { echo "regen-cuda: no CUDA rows to run" >&2; exit 1; }
 
 pack_outputs() {
   [ -n "$pack" ] || return 0

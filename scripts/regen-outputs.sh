@@ -65,7 +65,7 @@ seed_spread                                scripts/seed-spread.sh
 10_greedy_decode_cuda                      10_greedy_decode    --device cuda --checkpoint checkpoints/cuda/reverse.safetensors
 11_cross_attention_cuda                    11_cross_attention  --device cuda --checkpoint checkpoints/cuda/reverse.safetensors --ablation checkpoints/cuda/framework-default.safetensors --out-dir book/src/figures/cuda
 12_sdpa_bench_cuda                         12_sdpa_bench       --device cuda --sweep-max 32768 --plot book/src/figures/cuda/12_sdpa_sweep.svg
-bench_vs_pytorch_cuda                      scripts/bench-vs-pytorch.sh  --no-build --device cuda --steps 500
+bench_vs_pytorch_cuda                      scripts/bench-vs-pytorch.sh  --no-build --device cuda --steps 300 --rounds 2
 seed_spread_cuda                           scripts/seed-spread.sh  --device cuda
 '
 # ---------------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ while read -r name bin args; do
 done <<<"$RUNS"
 
 if [ "$list" = 1 ]; then
-  printf '%s\n' "${rows[@]}" | column -t -s $'\t'
+  printf '%s\n' "${rows[@]}" | awk -F '\t' '{ printf "%-40s %-28s %s\n", $1, $2, $3 }'
   exit 0
 fi
 

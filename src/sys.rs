@@ -4,13 +4,38 @@ use anyhow::{bail, Result};
 extern "C" {
     fn course_set_cuda_autocast_bf16(bf16: i32) -> i32;
     fn course_cuda_autocast_is_bf16() -> i32;
+    fn course_cuda_autocast_enter(enabled: i32) -> i32;
+    fn course_cuda_autocast_exit(previous: i32) -> i32;
+    fn course_cuda_autocast_is_enabled() -> i32;
     fn course_set_allow_tf32(allow: i32) -> i32;
     fn course_allow_tf32() -> i32;
     fn course_accelerator_peak_allocated(device: i32) -> i64;
     fn course_accelerator_reset_peak(device: i32) -> i32;
 }
 
-/// Makes `tch::autocast(true, ..)` compute in bf16 instead of its default fp16.
+// ANCHOR: autocast_rs
+/// Runs `f` with CUDA autocast on or off, like `tch::autocast`, without its deprecated
+/// libtorch calls. The previous state comes back even if `f` panics. On a machine without
+/// CUDA this only flips a flag that no CPU kernel reads.
+pub fn autocast<T>(enabled: bool, f: impl FnOnce() -> T) -> T {
+    struct Restore(i32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            unsafe { course_cuda_autocast_exit(self.0) };
+        }
+    }
+    let previous = unsafe { course_cuda_autocast_enter(enabled as i32) };
+    let _restore = Restore(previous.max(0));
+    f()
+}
+// ANCHOR_END: autocast_rs
+
+/// Whether CUDA autocast is on in this thread right now.
+pub fn cuda_autocast_is_enabled() -> bool {
+    unsafe { course_cuda_autocast_is_enabled() == 1 }
+}
+
+/// Makes CUDA autocast compute in bf16 instead of its default fp16.
 pub fn set_cuda_autocast_bf16(bf16: bool) -> Result<()> {
     if unsafe { course_set_cuda_autocast_bf16(bf16 as i32) } != 0 {
         bail!("libtorch refused to change the CUDA autocast dtype");

@@ -180,7 +180,7 @@ impl Trainer {
         self.step += 1;
         self.opt.set_lr(noam_lr(self.step, self.model.config.d_model, self.warmup));
         // Autocast only acts on CUDA (bf16 after configure_precision); on the CPU it is a no-op.
-        let logits = tch::autocast(self.device.is_cuda(), || self.model.forward(&src, &tgt_in, true));
+        let logits = crate::sys::autocast(self.device.is_cuda(), || self.model.forward(&src, &tgt_in, true));
         let loss = masked_cross_entropy(&logits, &tgt_out, self.label_smoothing);
         let t = prof.lap(0, t);
         self.opt.zero_grad();

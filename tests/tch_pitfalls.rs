@@ -46,3 +46,21 @@ fn sdpa_bool_mask_is_the_opposite_of_ours(#[values(4, 9)] l: i64) {
     let wrong = sdpa(&ours);
     assert!(!wrong.allclose(&expected, 1e-3, 1e-3, false), "passing our mask unchanged must give a different answer");
 }
+
+/// The course's own autocast switch (tch's calls a deprecated libtorch API that warns on
+/// every call): on inside, the old state back outside, nesting respected, and restored
+/// when the closure panics.
+#[test]
+fn autocast_switch_restores_the_previous_state() {
+    use transformer_course::sys::{autocast, cuda_autocast_is_enabled};
+    assert!(!cuda_autocast_is_enabled());
+    let inside = autocast(true, || {
+        let nested_off = autocast(false, cuda_autocast_is_enabled);
+        (cuda_autocast_is_enabled(), nested_off, cuda_autocast_is_enabled())
+    });
+    assert_eq!(inside, (true, false, true));
+    assert!(!cuda_autocast_is_enabled());
+    let panicked = std::panic::catch_unwind(|| autocast(true, || panic!("inside autocast")));
+    assert!(panicked.is_err());
+    assert!(!cuda_autocast_is_enabled(), "a panic inside must not leave autocast on");
+}

@@ -24,6 +24,43 @@ int course_set_cuda_autocast_bf16(int bf16) {
 
 // ANCHOR_END: bf16
 
+// ANCHOR: autocast
+// tch::autocast goes through at::autocast::set_enabled / is_enabled, which libtorch 2.11
+// deprecates with a warning on every call (thousands of lines per epoch). These use the
+// per-device API instead and do the same bookkeeping: remember the old state, count the
+// nesting, and drop the cache of casted weights when the outermost region closes.
+// Returns the previous state (0/1), or -1 on error.
+int course_cuda_autocast_enter(int enabled) {
+  try {
+    int previous = at::autocast::is_autocast_enabled(at::kCUDA) ? 1 : 0;
+    at::autocast::set_autocast_enabled(at::kCUDA, enabled != 0);
+    at::autocast::increment_nesting();
+    return previous;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int course_cuda_autocast_exit(int previous) {
+  try {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(at::kCUDA, previous != 0);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+// ANCHOR_END: autocast
+
+int course_cuda_autocast_is_enabled() {
+  try {
+    return at::autocast::is_autocast_enabled(at::kCUDA) ? 1 : 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
 // 1 for bf16, 0 for fp16, -1 on error.
 int course_cuda_autocast_is_bf16() {
   try {
