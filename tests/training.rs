@@ -15,6 +15,9 @@ fn tiny() -> TransformerConfig {
 
 fn temp_path(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("course-training-{}-{name}", std::process::id()));
+    // Start empty: a folder left by an earlier run under the same process id would
+    // otherwise confuse the atomicity check.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("model.safetensors")
 }
