@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
     --device) device=${2:?--device needs a value}; shift 2 ;;
     --device=*) device=${1#*=}; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench-vs-pytorch.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
