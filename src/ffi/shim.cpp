@@ -26,9 +26,9 @@ int course_set_cuda_autocast_bf16(int bf16) {
 
 // ANCHOR: autocast
 // tch::autocast goes through at::autocast::set_enabled / is_enabled, which libtorch 2.11
-// deprecates with a warning on every call (thousands of lines per epoch). These use the
+// deprecates with a warning on every call (five lines per training step). These use the
 // per-device API instead and do the same bookkeeping: remember the old state, count the
-// nesting, and drop the cache of casted weights when the outermost region closes.
+// nesting, and drop the cache of cast weights when the outermost region closes.
 // Returns the previous state (0/1), or -1 on error.
 int course_cuda_autocast_enter(int enabled) {
   try {
