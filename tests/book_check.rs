@@ -11,7 +11,10 @@
 //!   other way round;
 //! * an image `![..](path)` whose file does not exist;
 //! * an included file under outputs/ whose first line is not `$ <command>` naming a
-//!   binary that has a source file chapters/<bin>.rs;
+//!   binary that has a source file chapters/<bin>.rs, or whose second line does not say
+//!   which device, libtorch and date made it (`# device: cpu (...) · libtorch 2.11.0 ·
+//!   2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come from `cuda`, every
+//!   other one from `cpu`;
 //! * a chapter page NN_*.md that includes no outputs/ file although a chapter binary
 //!   chapters/NN_*.rs exists;
 //! * a SUMMARY.md entry whose page does not exist.
@@ -264,6 +267,7 @@ fn check_output_file(layout: &Layout, file: &Path, page: &Path, page_line: usize
         ));
         return;
     };
+    check_device_line(layout, file, text.lines().nth(1).unwrap_or(""), &included_from, problems);
     let words: Vec<&str> = command.split_whitespace().collect();
     // A project script (the benchmark, say) may also make an output, if it exists.
     if let Some(script) = words.first().filter(|w| w.starts_with("scripts/")) {
@@ -282,6 +286,35 @@ fn check_output_file(layout: &Layout, file: &Path, page: &Path, page_line: usize
     };
     if !layout.code_root.join("chapters").join(format!("{bin}.rs")).is_file() {
         problems.push(layout.problem(file, 1, format!("the command names binary '{bin}', but chapters/{bin}.rs does not exist {included_from}")));
+    }
+}
+
+/// The second line of an output: `# device: KIND (DETAILS) · libtorch VERSION · DATE UTC · …`,
+/// with KIND `cuda` exactly for the `_cuda` outputs.
+fn check_device_line(layout: &Layout, file: &Path, line: &str, included_from: &str, problems: &mut Vec<Problem>) {
+    let fields: Vec<&str> = line.split(" · ").collect();
+    let device = fields.first().and_then(|f| f.strip_prefix("# device: "));
+    let kind = device.and_then(|d| d.split_whitespace().next());
+    let labelled = matches!(kind, Some("cpu" | "cuda"))
+        && device.is_some_and(|d| d.contains('(') && d.ends_with(')'))
+        && fields.get(1).is_some_and(|f| f.starts_with("libtorch "))
+        && fields.get(2).is_some_and(|f| f.ends_with(" UTC"));
+    if !labelled {
+        problems.push(layout.problem(
+            file,
+            2,
+            format!("the second line must say where the output was made, `# device: cpu (...) · libtorch X · DATE UTC · ...`; found {line:?} {included_from}"),
+        ));
+        return;
+    }
+    let named_cuda = file.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.ends_with("_cuda"));
+    let want = if named_cuda { "cuda" } else { "cpu" };
+    if kind != Some(want) {
+        problems.push(layout.problem(
+            file,
+            2,
+            format!("this output's name says it is a {want} run, but its header says {:?} {included_from}", kind.unwrap_or("")),
+        ));
     }
 }
 
@@ -481,6 +514,8 @@ fn a_broken_fixture_book_has_every_problem_reported() {
         ("book/src/outputs/01_ghost.txt:1", "names binary '01_ghost', but chapters/01_ghost.rs does not exist"),
         ("book/src/outputs/no_command.txt:1", "must start with the command that made it"),
         ("book/src/outputs/ghost_script.txt:1", "runs 'scripts/ghost.sh', which does not exist"),
+        ("book/src/outputs/ghost_script.txt:2", "must say where the output was made"),
+        ("book/src/outputs/01_demo_cuda.txt:2", "name says it is a cuda run, but its header says \"cpu\""),
         ("book/src/02_real.md:1", "includes no outputs/ file"),
         ("book/src/SUMMARY.md:6", "entry 'not_written.md' does not exist"),
         ("src/lib.rs:12", "`ANCHOR: unclosed` has no `ANCHOR_END: unclosed`"),
