@@ -7,6 +7,7 @@ use tch::{nn, Kind, Tensor};
 /// Token id of padding. Masks, the loss and the embedding's frozen row all key on it.
 pub const PAD_ID: i64 = 0;
 
+// ANCHOR: init
 /// How parameters start out. The reversal task is very sensitive to this choice,
 /// which chapter 09 shows by training once with each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -23,6 +24,7 @@ pub enum Init {
     /// row *not* zeroed, Linear weight Kaiming-uniform with ReLU gain U(±√(6/fan_in)).
     TchDefault,
 }
+// ANCHOR_END: init
 
 impl Init {
     pub fn name(self) -> &'static str {

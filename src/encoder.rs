@@ -7,10 +7,12 @@ use crate::attention::MultiHeadAttention;
 use crate::embedding::{Init, TokenAndPosition};
 use crate::feed_forward::FeedForward;
 
+// ANCHOR: layer_norm
 pub(crate) fn layer_norm(p: nn::Path, d_model: i64) -> nn::LayerNorm {
     // eps 1e-5, weight 1, bias 0: the same defaults as PyTorch's nn.LayerNorm.
     nn::layer_norm(p, vec![d_model], Default::default())
 }
+// ANCHOR_END: layer_norm
 
 // ANCHOR: encoder_layer
 #[derive(Debug)]
