@@ -5,7 +5,10 @@
 #
 # Usage: scripts/screenshot-book.sh [--out DIR] [--height PX] [--no-build] [--allow-warnings] [PAGE...]
 #   PAGE             a page of the built book, e.g. 02_attention.html (default: a set
-#                    covering math, diagrams and outputs; see DEFAULT_PAGES below)
+#                    covering math, diagrams and outputs; see DEFAULT_PAGES below),
+#                    or a section of one, PAGE#HEADING-ID, e.g.
+#                    11_cross_attention.html#the-trained-model: the shot then starts at
+#                    that heading instead of the top of the page
 #   --out DIR        where the PNGs go (default /tmp/book-shots), one per page
 #   --height PX      window height, i.e. how much of each page is captured (default
 #                    2000; the width is 1280)
@@ -94,9 +97,25 @@ profiles=()
 cleanup() {
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
-  rm -f "$server_log"
+  rm -f "$server_log" "book/build/$frame"
   for p in "${profiles[@]+"${profiles[@]}"}"; do rm -rf "$p"; done
 }
+# A section's screenshot goes through a small frame page that scrolls the real page to
+# the heading once it has loaded (headless Chromium does not scroll to a #fragment
+# before it takes the picture). It lives in book/build only while this script runs.
+frame=.screenshot-frame.html
+cat >"book/build/$frame" <<'HTML'
+<!doctype html><html><body style="margin:0">
+<iframe id="f" style="width:100vw;height:100vh;border:0"></iframe>
+<script>
+const q = new URLSearchParams(location.search), f = document.getElementById("f");
+f.onload = () => {
+  const w = f.contentWindow, el = w.document.getElementById(q.get("id"));
+  if (el) w.scrollTo(0, el.getBoundingClientRect().top + w.scrollY - 10);
+};
+f.src = q.get("page");
+</script></body></html>
+HTML
 trap cleanup EXIT
 for _ in $(seq 50); do
   python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/index.html', timeout=1)" 2>/dev/null && break
@@ -107,12 +126,17 @@ done
 mkdir -p "$out"
 status=0
 for page in "${pages[@]}"; do
-  if [ ! -f "book/build/$page" ]; then
-    echo "screenshot-book: book/build/$page does not exist" >&2
+  file=${page%%#*}
+  section=""
+  [[ $page == *#* ]] && section=${page#*#}
+  if [ ! -f "book/build/$file" ]; then
+    echo "screenshot-book: book/build/$file does not exist" >&2
     status=1
     continue
   fi
-  png=$out/$(basename "${page%.html}").png
+  png=$out/$(basename "${file%.html}")${section:+-$section}.png
+  url="http://127.0.0.1:$port/$file"
+  [ -n "$section" ] && url="http://127.0.0.1:$port/$frame?page=$file&id=$section"
   profile=$(mktemp -d)
   profiles+=("$profile")
   # --virtual-time-budget lets the page's scripts (mermaid draws its diagrams in the
@@ -120,7 +144,7 @@ for page in "${pages[@]}"; do
   timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --hide-scrollbars --user-data-dir="$profile" --window-size=1280,"$height" \
-    --virtual-time-budget=5000 --screenshot="$png" "http://127.0.0.1:$port/$page" \
+    --virtual-time-budget=5000 --screenshot="$png" "$url" \
     >/dev/null 2>&1 || true
   if [ -s "$png" ]; then
     echo "screenshot-book: $page -> $png"
