@@ -25,7 +25,8 @@ pub fn autocast<T>(enabled: bool, f: impl FnOnce() -> T) -> T {
         }
     }
     let previous = unsafe { course_cuda_autocast_enter(enabled as i32) };
-    let _restore = Restore(previous.max(0));
+    // -1: libtorch threw before entering, so there is no nesting level to leave.
+    let _restore = (previous >= 0).then_some(Restore(previous));
     f()
 }
 // ANCHOR_END: autocast_rs
