@@ -20,9 +20,12 @@ fn main() {
          Did scripts/setup.sh run?",
     ));
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
-    println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
-    println!("cargo:rustc-link-arg=-ltorch");
-    println!("cargo:rustc-link-arg=-Wl,--as-needed");
+    // --as-needed is GNU ld's; other platforms' linkers refuse the flag.
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
+        println!("cargo:rustc-link-arg=-ltorch");
+        println!("cargo:rustc-link-arg=-Wl,--as-needed");
+    }
     // Tests and tools find the libtorch folder through this at compile time.
     println!("cargo:rustc-env=COURSE_LIBTORCH_LIB={}", lib.display());
 

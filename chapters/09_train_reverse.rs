@@ -1,122 +1,257 @@
 //! Chapter 09: train the Transformer to reverse digit sequences.
 //! cargo run --release --bin 09_train_reverse
-//! cargo run --release --bin 09_train_reverse -- --init framework-default --out checkpoints/framework-default.safetensors
+//! cargo run --release --bin 09_train_reverse -- --init framework-default \
+//!     --out checkpoints/framework-default.safetensors
+//! cargo run --release --bin 09_train_reverse -- --device cuda --cuda-graph
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Parser;
-use transformer_course::decode::{exact_match, reverse_digits};
-use transformer_course::embedding::Init;
+use transformer_course::checkpoint::{checkpoint_bytes, DEFAULT_CHECKPOINT};
+use transformer_course::cli::{
+    device_name, in_range, parse_threads, run_main, select_device, set_threads,
+    thousands, DeviceChoice,
+};
+use transformer_course::config::{Init, TransformerConfig};
+use transformer_course::generate::{exact_match, reverse_digits};
+use transformer_course::graph;
+use transformer_course::history::{
+    history_path, history_tsv, read_history, RunHistory,
+};
+use transformer_course::layers::parameter_count;
+use transformer_course::optim::Optimizer;
+use transformer_course::output::{check_writable, Batch};
+use transformer_course::plot::{
+    exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
+};
 use transformer_course::train::{
-    configure_precision, describe_run, set_threads, fit, reverse_config, reverse_data, save_checkpoint, select_device, DeviceChoice, EpochReport, TrainOptions, Trainer,
-    DEFAULT_CHECKPOINT, DEFAULT_SEED,
+    fit, reverse_data, EpochReport, Precision, TrainOptions, Trainer,
+    DEFAULT_SEED,
 };
 
+/// Train the encoder-decoder Transformer on the sequence-reversal task.
 #[derive(Parser)]
-#[command(about = "Train the encoder-decoder Transformer on the sequence-reversal task")]
+#[command(allow_negative_numbers = true)]
+#[command(group = clap::ArgGroup::new("plots").multiple(true).args(["plot", "loss_plot"]))]
 struct Args {
-    #[arg(long, default_value_t = 10)]
-    epochs: usize,
-    /// Seeds the weights, the dropout masks and the shuffling (scripts/seed-spread.sh
-    /// shows how much the result depends on it; the default is the median of five).
+    /// Passes over the 20,000 training samples (1 to 1000).
+    #[arg(long, default_value_t = 10, value_parser = in_range(1, 1000))]
+    epochs: u64,
+    /// Seeds the weights, the dropout masks and the shuffling
+    /// (scripts/seed-spread.sh shows how much the result depends on it; the
+    /// default is the median of five).
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
     /// Seeds the data: training set from this seed, validation set from seed + 1.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = in_range(0, u64::MAX - 1))]
     data_seed: u64,
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
-    /// Where the checkpoint goes (a .history.tsv with the epoch table goes beside it).
+    /// Where the checkpoint goes (a .history.tsv with the epoch table goes
+    /// beside it).
     #[arg(long, default_value = DEFAULT_CHECKPOINT)]
     out: PathBuf,
     /// CPU threads for libtorch (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
-    /// paper = the course's init fixes; framework-default = PyTorch's defaults (the
-    /// source chapter's slow first run); tch-default = tch's own defaults.
+    /// paper = the course's init; framework-default = PyTorch's defaults (the slow
+    /// learner of this chapter); tch-default = tch's own defaults.
     #[arg(long, value_enum, default_value_t = Init::Paper)]
     init: Init,
-    /// Other runs' .history.tsv files to draw beside this one in --plot.
-    #[arg(long, num_args = 1..)]
+    /// Other runs' .history.tsv files to draw beside this one in --plot and
+    /// --loss-plot.
+    #[arg(long, num_args = 1.., requires = "plots")]
     compare: Vec<PathBuf>,
-    /// Draw validation exact match per epoch (this run and --compare runs) to this SVG.
-    #[arg(long)]
+    /// Draw validation exact match per epoch (this run and --compare runs) to this
+    /// .svg or .png file.
+    #[arg(long, value_parser = parse_figure_path)]
     plot: Option<PathBuf>,
-    /// Benchmark mode: time this many training steps (after 5 untimed ones) and exit.
+    /// Draw the training loss of every step (this run and --compare runs).
+    #[arg(long, value_parser = parse_figure_path)]
+    loss_plot: Option<PathBuf>,
+    /// Draw the learning rate of every step of this run's schedule.
+    #[arg(long, value_parser = parse_figure_path)]
+    schedule_plot: Option<PathBuf>,
+    /// fused = libtorch's multi-tensor Adam kernel (at::_fused_adam_); tch =
+    /// tch's nn::Adam, one variable at a time. The same update either way.
+    #[arg(long, value_enum, default_value_t = Optimizer::Fused)]
+    optimizer: Optimizer,
+    /// fp32, or bf16 autocast (the loss stays fp32). Default: fp32 on the CPU,
+    /// bf16 autocast + TF32 on CUDA (the only CUDA precision for now).
+    #[arg(long, value_enum)]
+    precision: Option<Precision>,
+    /// Capture the training step once as a CUDA graph and replay it for every
+    /// batch (CUDA only, with the fused optimizer).
     #[arg(long)]
-    bench_steps: Option<usize>,
+    cuda_graph: bool,
 }
 
 fn main() {
-    if let Err(e) = run(Args::parse()) {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    let args = Args::parse();
+    run_main(|| run(args))
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    set_threads(args.threads)?;
-    let device = select_device(args.device)?;
-    let precision = configure_precision(device)?;
-    let opts = TrainOptions { epochs: args.epochs, seed: args.seed, data_seed: args.data_seed, ..TrainOptions::default() };
-    let (train, val) = reverse_data(&opts);
-    let mut trainer = Trainer::new(reverse_config(args.init), device, opts.seed, opts.warmup, opts.label_smoothing)?;
-    println!("{}", describe_run(&trainer, precision, &opts));
-
-    if let Some(steps) = args.bench_steps {
-        return bench(&mut trainer, &train, opts.batch_size, steps);
+    // Everything that could stop the run at its end is checked before it starts.
+    let history_file = history_path(&args.out);
+    let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
+    let outputs = [Some(&args.out), Some(&history_file)]
+        .into_iter()
+        .chain(plots.iter().map(|p| p.as_ref()));
+    for path in outputs.flatten() {
+        check_writable(path)?;
     }
+    let others = args
+        .compare
+        .iter()
+        .map(|p| read_history(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    set_threads(args.threads);
+    let device = select_device(args.device)?;
+    if args.cuda_graph {
+        graph::check_supported(device, args.optimizer)?;
+    }
+    let chosen = args.precision.unwrap_or(Precision::recipe(device));
+    let precision = chosen.configure(device)?;
+    let opts = TrainOptions {
+        epochs: args.epochs as usize,
+        seed: args.seed,
+        data_seed: args.data_seed,
+        optimizer: args.optimizer,
+        precision: Some(chosen),
+        cuda_graph: args.cuda_graph,
+        ..TrainOptions::default()
+    };
+    let (train, val) = reverse_data(&opts);
+    let config = TransformerConfig {
+        init: args.init,
+        ..TransformerConfig::reverse_task()
+    };
+    let mut trainer = Trainer::new(config, device, &opts)?;
+    println!(
+        "device={} precision={precision} threads={}",
+        device_name(device),
+        tch::get_num_threads(),
+    );
+    println!(
+        "parameters={} init={} seed={} data_seed={}",
+        thousands(parameter_count(&trainer.vs)),
+        args.init.name(),
+        opts.seed,
+        opts.data_seed
+    );
+    println!(
+        "optimizer={} cuda_graph={}",
+        opts.optimizer.name(),
+        if opts.cuda_graph { "on" } else { "off" }
+    );
 
     // ANCHOR: main_loop
-    let history = fit(&mut trainer, &train, &val, &opts, |r: &EpochReport| println!("{r}"));
+    let history = fit(&mut trainer, &train, &val, &opts, |r: &EpochReport| {
+        println!("{r}")
+    });
     let t = Instant::now();
     let em = exact_match(&trainer.model, &val.src, &val.tgt, 500);
-    println!("validation exact match on all {} samples: {em:.3}  ({:.1}s)", val.len(), t.elapsed().as_secs_f64());
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "validation exact match on all {} samples: {em:.3}  ({secs:.1}s)",
+        val.len()
+    );
     let demo = [7, 3, 0, 9, 5];
-    println!("input: {demo:?} -> output: {:?}", reverse_digits(&trainer.model, &demo));
-    save_checkpoint(&trainer.vs, &trainer.model.config, &args.out)?;
-    println!("checkpoint saved to {}", args.out.display());
+    println!(
+        "input: {demo:?} -> output: {:?}",
+        reverse_digits(&trainer.model, &demo)
+    );
     // ANCHOR_END: main_loop
 
-    let history_path = args.out.with_extension("history.tsv");
-    transformer_course::plot::write_history(&history_path, args.init.name(), &history)?;
-    if let Some(plot) = &args.plot {
-        let mut runs = vec![(args.init.name().to_string(), history.iter().map(|r| r.val_exact_match).collect())];
-        for other in &args.compare {
-            runs.push(transformer_course::plot::read_history(other)?);
-        }
-        transformer_course::plot::exact_match_plot(plot, &runs)?;
-        println!("plot of validation exact match per epoch written to {}", plot.display());
+    // The checkpoint, its history and the plots appear together or not at all.
+    let mut files = Batch::default();
+    let config = &trainer.model.config;
+    files.stage_bytes(&args.out, &checkpoint_bytes(&trainer.vs, config)?)?;
+    let label = args.init.name();
+    let tsv = history_tsv(label, &history);
+    files.stage_bytes(&history_file, tsv.as_bytes())?;
+    let this = RunHistory {
+        label: label.to_string(),
+        exact_match: history.epochs.iter().map(|r| r.val_exact_match).collect(),
+        step_losses: history.step_losses.clone(),
+    };
+    let runs: Vec<RunHistory> = std::iter::once(this).chain(others).collect();
+    if let Some(path) = &args.plot {
+        let series: Vec<_> = runs
+            .iter()
+            .map(|r| (r.label.clone(), r.exact_match.clone()))
+            .collect();
+        files.stage_bytes(
+            path,
+            &exact_match_plot(Format::of(path)?, &series)?,
+        )?;
+    }
+    if let Some(path) = &args.loss_plot {
+        files.stage_bytes(path, &loss_chart(Format::of(path)?, &runs)?)?;
+    }
+    if let Some(path) = &args.schedule_plot {
+        let steps = trainer.step.max(1);
+        let chart =
+            schedule_chart(Format::of(path)?, steps, &|s| trainer.lr_at(s))?;
+        files.stage_bytes(path, &chart)?;
+    }
+    files.commit()?;
+    println!("checkpoint saved to {}", args.out.display());
+    for path in plots.into_iter().flatten() {
+        println!("figure written to {}", path.display());
     }
     Ok(())
 }
 
-/// Times `steps` optimizer steps on the recipe's batches, for scripts/bench-vs-pytorch.sh.
-fn bench(trainer: &mut Trainer, train: &transformer_course::data::ReverseDataset, batch_size: usize, steps: usize) -> anyhow::Result<()> {
-    use rand::SeedableRng;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-    let mut batches = Vec::new();
-    while batches.len() < steps + 5 {
-        batches.extend(transformer_course::data::epoch_batches(train.len(), batch_size, &mut rng));
-    }
-    let mut prof = transformer_course::train::StepProfile::default();
-    let mut run = |idx: &tch::Tensor, prof: &mut transformer_course::train::StepProfile| {
-        trainer.train_step_profiled(&train.src.index_select(0, idx), &train.tgt.index_select(0, idx), prof)
+/// The training loss of every step, one line per run.
+fn loss_chart(format: Format, runs: &[RunHistory]) -> anyhow::Result<Vec<u8>> {
+    let series = runs
+        .iter()
+        .filter(|r| !r.step_losses.is_empty())
+        .map(|r| {
+            let pts = r.step_losses.iter().enumerate();
+            (
+                r.label.clone(),
+                pts.map(|(i, &l)| ((i + 1) as f64, l)).collect(),
+            )
+        })
+        .collect();
+    let chart = LineChart {
+        title: "Training loss per step",
+        x_desc: "step",
+        y_desc: "cross-entropy (log scale)",
+        series,
+        log_y: true,
+        dots: false,
+        mark: None,
     };
-    for idx in &batches[..5] {
-        run(idx, &mut Default::default());
-    }
-    let t = Instant::now();
-    for idx in &batches[5..steps + 5] {
-        run(idx, &mut prof);
-    }
-    let secs = t.elapsed().as_secs_f64();
-    println!("profile: {}", prof.summary(steps));
-    let device = if trainer.device.is_cuda() { "cuda" } else { "cpu" };
-    println!(
-        "bench: impl=rust steps={steps} seconds={secs:.3} steps_per_s={:.2} threads={} device={device}",
-        steps as f64 / secs,
-        tch::get_num_threads()
-    );
-    Ok(())
+    line_chart(format, &chart)
+}
+
+/// The learning rate of steps 1..=steps, with the warmup peak marked.
+fn schedule_chart(
+    format: Format,
+    steps: usize,
+    lr: &dyn Fn(usize) -> f64,
+) -> anyhow::Result<Vec<u8>> {
+    let pts: Vec<(f64, f64)> = (1..=steps).map(|s| (s as f64, lr(s))).collect();
+    let (peak_step, peak) = pts
+        .iter()
+        .copied()
+        .fold((0.0, f64::MIN), |a, p| if p.1 > a.1 { p } else { a });
+    let chart = LineChart {
+        title: "Learning rate per step: linear warmup, then 1/√step",
+        x_desc: "step",
+        y_desc: "learning rate",
+        series: vec![("noam_lr(step, 128, 1000)".to_string(), pts)],
+        log_y: false,
+        dots: false,
+        mark: Some((
+            peak_step,
+            peak,
+            format!("  peak {peak:.2e} at step {peak_step}"),
+        )),
+    };
+    line_chart(format, &chart)
 }

@@ -1,36 +1,57 @@
-//! Chapter 11: does the trained model align backwards? Its cross-attention, as numbers
-//! and as heatmaps.
-//! cargo run --release --bin 11_cross_attention            (the seed's 7 3 0 9 5 1 8)
+//! Chapter 11: does the trained model align backwards? Its cross-attention, as
+//! numbers and as heatmaps.
+//! cargo run --release --bin 11_cross_attention            (7 3 0 9 5 1 8)
 //! cargo run --release --bin 11_cross_attention -- 1 2 3 4
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
+use transformer_course::checkpoint::{
+    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
+};
+use transformer_course::cli::{run_main, select_device, DeviceChoice};
 use transformer_course::data::parse_digits;
-use transformer_course::train::{load_checkpoint, reverse_config, select_device, DeviceChoice, DEFAULT_CHECKPOINT};
-use transformer_course::viz::{attention_maps, draw_heatmaps, format_matrix, mean_over_heads, row_maxima, AttentionMaps, Panel};
+use transformer_course::output::{check_writable, Batch};
+use transformer_course::plot::{heatmaps, Figure, Format, Panel};
+use transformer_course::transformer::Transformer;
+use transformer_course::viz::{
+    attention_maps, format_matrix, mean_over_heads, row_maxima, AttentionMaps,
+};
+use transformer_course::vocab::{MAX_LEN, MIN_LEN};
 
+/// The slow learner chapter 09 trains with --init framework-default.
+const ABLATION: &str = "checkpoints/framework-default.safetensors";
+
+/// Every file this program writes into --out-dir.
+const FIGURES: [&str; 6] = [
+    "11_cross_attention.svg",
+    "11_cross_attention.png",
+    "11_cross_attention_vs_ablation.svg",
+    "11_heads_encoder_self.svg",
+    "11_heads_decoder_self.svg",
+    "11_heads_cross.svg",
+];
+
+/// Print and draw the trained model's attention for one input.
 #[derive(Parser)]
-#[command(about = "Print and draw the trained model's attention for one input")]
 struct Args {
-    /// Digits to feed the model (1 to 12); default 7 3 0 9 5 1 8.
+    /// Digits to feed the model (3 to 12); default 7 3 0 9 5 1 8.
     digits: Vec<String>,
     #[arg(long, default_value = DEFAULT_CHECKPOINT)]
     checkpoint: PathBuf,
-    /// The slow learner of chapter 09; drawn beside the main model when the file exists.
-    #[arg(long, default_value = "checkpoints/framework-default.safetensors")]
-    ablation: PathBuf,
-    /// Where the figures go (SVG for the book, PNG for everything else).
-    #[arg(long, default_value = "book/src/figures")]
+    /// The slow learner of chapter 09, drawn beside the main model [default:
+    /// checkpoints/framework-default.safetensors, when that file exists].
+    #[arg(long)]
+    ablation: Option<PathBuf>,
+    /// Where the figures go (SVG, and one PNG).
+    #[arg(long, default_value = "out/figures")]
     out_dir: PathBuf,
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
 }
 
 fn main() {
-    if let Err(e) = run(Args::parse()) {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+    let args = Args::parse();
+    run_main(|| run(args))
 }
 
 fn cross_panel(maps: &AttentionMaps, title: &str) -> Panel {
@@ -43,81 +64,169 @@ fn cross_panel(maps: &AttentionMaps, title: &str) -> Panel {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let digits = if args.digits.is_empty() { vec![7, 3, 0, 9, 5, 1, 8] } else { parse_digits(&args.digits)? };
+    let digits = if args.digits.is_empty() {
+        vec![7, 3, 0, 9, 5, 1, 8]
+    } else {
+        parse_digits(&args.digits)?
+    };
+    anyhow::ensure!(
+        digits.len() >= MIN_LEN,
+        "{} digit(s) is fewer than the model ever saw: give {MIN_LEN} to {MAX_LEN}",
+        digits.len()
+    );
+    // Every file and checkpoint is checked before anything is drawn.
+    let out = &args.out_dir;
+    for name in FIGURES {
+        check_writable(&out.join(name))?;
+    }
     let device = select_device(args.device)?;
-    let (_vs, model) = load_checkpoint(&args.checkpoint, &reverse_config(Default::default()), device)?;
+    let load = |path: &Path| -> anyhow::Result<Transformer> {
+        let (_vs, model) = load_checkpoint(path, device)?;
+        ensure_reverse_task(&model, path)?;
+        Ok(model)
+    };
+    let model = load(&args.checkpoint)?;
+    let ablation_path = args
+        .ablation
+        .clone()
+        .or_else(|| Some(PathBuf::from(ABLATION)).filter(|p| p.exists()));
+    let slow = ablation_path.as_deref().map(load).transpose()?;
 
-    // ANCHOR: print_matrix
+    // The figures appear together at the end, or not at all.
+    let mut files = Batch::default();
     let maps = attention_maps(&model, &digits)?;
+    let main = print_matrix(&maps, &digits);
+    let title = "Cross-attention (last layer, mean of heads)";
+    let fig = Figure::weights(title, 1, true, AXES);
+    for name in ["11_cross_attention.svg", "11_cross_attention.png"] {
+        let path = out.join(name);
+        let one = std::slice::from_ref(&main);
+        files.stage_bytes(&path, &heatmaps(Format::of(&path)?, &fig, one)?)?;
+        println!("wrote {}", path.display());
+    }
+    match &slow {
+        Some(slow) => {
+            compare_with_slow_learner(slow, &digits, &main, out, &mut files)?
+        }
+        None => {
+            println!("\n(no {ABLATION} yet: train it to compare, with");
+            println!("  cargo run --release --bin 09_train_reverse -- \\");
+            println!("      --init framework-default --out {ABLATION})");
+        }
+    }
+    draw_every_head(&maps, out, &mut files)?;
+    files.commit()
+}
+
+const AXES: (&str, &str) = ("source (encoder)", "decoder input");
+
+// ANCHOR: print_matrix
+/// The last layer's cross-attention, averaged over heads, and where each row
+/// looks hardest.
+fn print_matrix(maps: &AttentionMaps, digits: &[i64]) -> Panel {
     println!("input {digits:?} -> prediction {:?}\n", maps.prediction);
-    let main = cross_panel(&maps, "trained with the course's init");
-    println!("cross-attention, last layer, mean of {} heads (rows: decoder input, columns: source)", maps.cross[0].len());
-    print!("{}", format_matrix(&main.matrix, &main.row_labels, &main.col_labels));
+    let main = cross_panel(maps, "trained with the course's init");
+    let heads = maps.cross[0].len();
+    println!("cross-attention, last layer, mean of {heads} heads");
+    println!("(rows: decoder input, columns: source)");
+    let (rows, cols) = (&main.row_labels, &main.col_labels);
+    print!("{}", format_matrix(&main.matrix, rows, cols));
     println!();
     let maxima = row_maxima(&main.matrix, digits.len());
     for (i, (j, w, ok)) in maxima.iter().enumerate() {
+        let (row, col) = (&rows[i], &cols[*j]);
+        let verdict = if *ok { "=" } else { "≠" };
         println!(
-            "row {i} ({:>5}) looks hardest at column {j} ({:>5}) with weight {w:.2}  {}",
-            main.row_labels[i],
-            main.col_labels[*j],
-            if *ok { "= the mirrored position" } else { "≠ the mirrored position" }
+            "row {i} ({row:>5}) -> column {j} ({col:>5}) {w:.2}  \
+             {verdict} the mirrored position"
         );
     }
     let min_w = maxima.iter().map(|m| m.1).fold(f64::MAX, f64::min);
-    let anti = maxima.iter().all(|m| m.2);
-    println!("anti-diagonal: {}  (smallest row maximum {min_w:.2})", if anti { "yes, every row" } else { "no" });
-    // ANCHOR_END: print_matrix
+    let all = maxima.iter().all(|m| m.2);
+    let anti = if all { "yes, every row" } else { "no" };
+    println!("anti-diagonal: {anti}  (smallest row maximum {min_w:.2})");
+    main
+}
+// ANCHOR_END: print_matrix
 
-    let out = &args.out_dir;
-    let (x, y) = ("source (encoder)", "decoder input");
-    for ext in ["svg", "png"] {
-        let path = out.join(format!("11_cross_attention.{ext}"));
-        draw_heatmaps(&path, "Cross-attention (last layer, mean of heads)", std::slice::from_ref(&main), 1, true, x, y)?;
-        println!("wrote {}", path.display());
-    }
+// ANCHOR: ablation
+/// The same input through chapter 09's slow learner: a blurred alignment.
+fn compare_with_slow_learner(
+    slow: &Transformer,
+    digits: &[i64],
+    main: &Panel,
+    out: &Path,
+    files: &mut Batch,
+) -> anyhow::Result<()> {
+    let slow_maps = attention_maps(slow, digits)?;
+    let title = "framework-default init (chapter 09's slow run)";
+    let other = cross_panel(&slow_maps, title);
+    let prediction = &slow_maps.prediction;
+    println!(
+        "\nthe slow learner on the same input -> prediction {prediction:?}"
+    );
+    let (rows, cols) = (&other.row_labels, &other.col_labels);
+    print!("{}", format_matrix(&other.matrix, rows, cols));
+    let spread = |r: &&Vec<f64>| r.iter().filter(|&&w| w >= 0.1).count() >= 2;
+    let blurred = other.matrix.iter().filter(spread).count();
+    let n = other.matrix.len();
+    println!("rows spread over 2+ columns (≥ 0.10 each): {blurred} of {n}");
+    let path = out.join("11_cross_attention_vs_ablation.svg");
+    let title = "Same input, two inits: sharp vs blurred alignment";
+    let fig = Figure::weights(title, 2, true, AXES);
+    let both = [main.clone(), other];
+    files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &both)?)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+// ANCHOR_END: ablation
 
-    // ANCHOR: ablation
-    if args.ablation.exists() {
-        let (_vs2, slow) = load_checkpoint(&args.ablation, &reverse_config(Default::default()), device)?;
-        let slow_maps = attention_maps(&slow, &digits)?;
-        let other = cross_panel(&slow_maps, "framework-default init (chapter 09's slow run)");
-        println!("\nthe slow learner on the same input -> prediction {:?}", slow_maps.prediction);
-        print!("{}", format_matrix(&other.matrix, &other.row_labels, &other.col_labels));
-        let blurred = other.matrix.iter().filter(|r| r.iter().filter(|&&w| w >= 0.1).count() >= 2).count();
-        println!("rows spread over two or more positions (weight ≥ 0.10 each): {blurred} of {}", other.matrix.len());
-        let path = out.join("11_cross_attention_vs_ablation.svg");
-        draw_heatmaps(&path, "Same input, two inits: sharp vs blurred alignment", &[main.clone(), other], 2, true, x, y)?;
-        println!("wrote {}", path.display());
-    } else {
-        println!("\n(no {} yet: train it with `cargo run --release --bin 09_train_reverse -- --init framework-default --out {}` to compare)", args.ablation.display(), args.ablation.display());
-    }
-    // ANCHOR_END: ablation
-
-    // ANCHOR: all_heads
+// ANCHOR: all_heads
+/// Every layer and head of all three kinds of attention, one figure per kind.
+fn draw_every_head(
+    maps: &AttentionMaps,
+    out: &Path,
+    files: &mut Batch,
+) -> anyhow::Result<()> {
+    let (src, tgt) = (&maps.source_labels, &maps.target_labels);
     let kinds = [
-        ("encoder_self", "Encoder self-attention", &maps.encoder_self, &maps.source_labels, &maps.source_labels),
-        ("decoder_self", "Decoder self-attention (causal)", &maps.decoder_self, &maps.target_labels, &maps.target_labels),
-        ("cross", "Cross-attention", &maps.cross, &maps.target_labels, &maps.source_labels),
+        (
+            "encoder_self",
+            "Encoder self-attention",
+            &maps.encoder_self,
+            src,
+            src,
+        ),
+        (
+            "decoder_self",
+            "Decoder self-attention",
+            &maps.decoder_self,
+            tgt,
+            tgt,
+        ),
+        ("cross", "Cross-attention", &maps.cross, tgt, src),
     ];
     println!();
     for (file, title, layers, rows, cols) in kinds {
         let heads = layers[0].len();
-        let panels: Vec<Panel> = layers
-            .iter()
-            .enumerate()
-            .flat_map(|(l, per_head)| {
-                per_head.iter().enumerate().map(move |(h, m)| Panel {
+        let mut panels = Vec::new();
+        for (l, per_head) in layers.iter().enumerate() {
+            for (h, m) in per_head.iter().enumerate() {
+                panels.push(Panel {
                     title: format!("layer {l}, head {h}"),
                     matrix: m.clone(),
                     row_labels: rows.clone(),
                     col_labels: cols.clone(),
-                })
-            })
-            .collect();
-        let path: PathBuf = Path::new(out).join(format!("11_heads_{file}.svg"));
-        draw_heatmaps(&path, &format!("{title}: every layer × head"), &panels, heads, false, "key", "query")?;
-        println!("wrote {} ({} layers × {heads} heads)", path.display(), layers.len());
+                });
+            }
+        }
+        let path = out.join(format!("11_heads_{file}.svg"));
+        let title = format!("{title}: every layer × head");
+        let fig = Figure::weights(&title, heads, false, ("key", "query"));
+        files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &panels)?)?;
+        let n = layers.len();
+        println!("wrote {} ({n} layers × {heads} heads)", path.display());
     }
-    // ANCHOR_END: all_heads
     Ok(())
 }
+// ANCHOR_END: all_heads

@@ -1,144 +1,282 @@
-//! Chapter 12: hand-written attention against fused SDPA: same answer, different cost.
-//! cargo run --release --bin 12_sdpa_bench
-//! cargo run --release --bin 12_sdpa_bench -- --quick      (a laptop result in seconds)
+//! Chapter 12: hand-written attention against fused SDPA: same answer,
+//! different cost. cargo run --release --bin 12_sdpa_bench cargo run --release
+//! --bin 12_sdpa_bench -- --quick      (a laptop result in seconds)
 use std::path::PathBuf;
 
+use anyhow::{ensure, Result};
 use clap::Parser;
-use tch::{nn, Kind, Tensor};
+use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
-use transformer_course::embedding::Init;
-use transformer_course::sdpa::{
-    log_log_slope, manual_causal_forward, mib, peak_memory, score_matrix_bytes, sdpa_forward, time_ms, Measurement, MemoryMethod, SweepRow,
+use transformer_course::cli::{
+    device_name, in_range, parse_threads, run_main, select_device, set_threads,
+    DeviceChoice,
 };
-use transformer_course::train::{device_name, select_device, DeviceChoice};
+use transformer_course::config::TransformerConfig;
+use transformer_course::output::check_writable;
+use transformer_course::plot::{parse_figure_path, save, sweep_plot};
+use transformer_course::sdpa::{
+    log_log_slope, manual_causal_forward, mib, peak_memory, score_matrix_bytes,
+    sdpa_forward, time_ms, Measurement, MemoryMethod, SweepRow,
+};
+use transformer_course::sys;
 use transformer_course::transformer::make_padding_mask;
 
+/// Hand-written multi-head attention vs scaled_dot_product_attention.
 #[derive(Parser)]
-#[command(about = "Hand-written multi-head attention vs scaled_dot_product_attention")]
+#[command(allow_negative_numbers = true)]
 struct Args {
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
     /// Small settings: B=2, L=256, d=128, h=4, sweep to 1024.
     #[arg(long)]
     quick: bool,
-    #[arg(long)]
-    batch: Option<i64>,
-    #[arg(long)]
-    len: Option<i64>,
-    #[arg(long)]
-    d_model: Option<i64>,
-    #[arg(long)]
-    heads: Option<i64>,
-    /// Longest sequence of the sweep (default: 2048 on CPU, 8192 on CUDA).
-    #[arg(long)]
-    sweep_max: Option<i64>,
-    /// Where the log-log plot of the sweep goes.
-    #[arg(long, default_value = "book/src/figures/12_sdpa_sweep.svg")]
+    /// Batch size (1 to 1024).
+    #[arg(long, value_parser = in_range(1, 1024))]
+    batch: Option<u64>,
+    /// Sequence length of the main measurement (2 to 65536).
+    #[arg(long, value_parser = in_range(2, 65536))]
+    len: Option<u64>,
+    /// Model width (2 to 16384), divisible by --heads.
+    #[arg(long, value_parser = in_range(2, 16384))]
+    d_model: Option<u64>,
+    /// Attention heads (1 to 256).
+    #[arg(long, value_parser = in_range(1, 256))]
+    heads: Option<u64>,
+    /// Longest sequence of the sweep, 128 to 65536 (default: 2048 on CPU, 8192 on
+    /// CUDA).
+    #[arg(long, value_parser = in_range(128, 65536))]
+    sweep_max: Option<u64>,
+    /// Where the log-log plot of the sweep goes (.svg or .png).
+    #[arg(long, default_value = "out/12_sdpa_sweep.svg", value_parser = parse_figure_path)]
     plot: PathBuf,
-    #[arg(long)]
+    /// CPU threads for libtorch (default: all cores).
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
 }
 
-fn main() {
-    if let Err(e) = run(Args::parse()) {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
-    }
+/// The sizes of one run.
+#[derive(Clone, Copy)]
+struct Sizes {
+    b: i64,
+    l: i64,
+    d: i64,
+    h: i64,
+    sweep_max: i64,
 }
 
-fn run(args: Args) -> anyhow::Result<()> {
+fn main() {
+    let args = Args::parse();
+    run_main(|| run(args))
+}
+
+fn run(args: Args) -> Result<()> {
     // Before the first tensor: makes the CPU memory readings follow live tensors.
     transformer_course::sdpa::serve_large_allocations_with_mmap();
-    transformer_course::train::set_threads(args.threads)?;
+    check_writable(&args.plot)?;
+    set_threads(args.threads);
     let device = select_device(args.device)?;
-    let (qb, ql, qd, qh, qmax) = if args.quick { (2, 256, 128, 4, 1024) } else { (8, 1024, 512, 8, if device.is_cuda() { 8192 } else { 2048 }) };
-    let (b, l, d, h) = (args.batch.unwrap_or(qb), args.len.unwrap_or(ql), args.d_model.unwrap_or(qd), args.heads.unwrap_or(qh));
-    let sweep_max = args.sweep_max.unwrap_or(qmax);
-    anyhow::ensure!(b > 0 && l > 1 && sweep_max >= 128, "batch must be ≥ 1, len ≥ 2 and --sweep-max ≥ 128");
+    let s = sizes(&args, device)?;
     let cuda = device.is_cuda();
     let dtype = if cuda { "bf16 autocast" } else { "fp32" };
     let method = MemoryMethod::for_device(device);
-    println!("device={} dtype={dtype} libtorch={} threads={}", device_name(device), transformer_course::sys::LIBTORCH_VERSION, tch::get_num_threads());
+    println!(
+        "device={} dtype={dtype} libtorch={} threads={}",
+        device_name(device),
+        sys::LIBTORCH_VERSION,
+        tch::get_num_threads()
+    );
     println!("memory = {}\n", method.describe());
 
     tch::manual_seed(0);
     let vs = nn::VarStore::new(device);
-    let mha = MultiHeadAttention::new(vs.root(), d, h, 0.0, Init::Paper)?;
+    let cfg = TransformerConfig {
+        d_model: s.d,
+        num_heads: s.h,
+        dropout: 0.0,
+        ..TransformerConfig::reverse_task()
+    };
+    let mha = MultiHeadAttention::new(vs.root(), &cfg)?;
 
-    // ANCHOR: agreement
-    // 1. Same answer? fp32 everywhere (TF32 off), on a causal mask and on a padding mask.
-    transformer_course::sys::set_allow_tf32(false)?;
+    agreement(&mha, s, device)?;
+    if cuda {
+        sys::set_cuda_autocast_bf16(true)?;
+        sys::set_allow_tf32(true)?;
+    }
+    let measure = |len: i64| measure(&mha, s.b, len, s.d, device, method);
+    let main = measure(s.l);
+    report_main(&main, s, dtype, cuda);
+    let rows = sweep(measure, s, dtype);
+    report_slopes(&rows);
+    let subtitle = format!(
+        "{} · {dtype} · B={}, d={}, h={}",
+        device_name(device),
+        s.b,
+        s.d,
+        s.h
+    );
+    save(&args.plot, |format| sweep_plot(format, &rows, &subtitle))?;
+    println!("\nplot written to {}", args.plot.display());
+    Ok(())
+}
+
+fn sizes(args: &Args, device: Device) -> Result<Sizes> {
+    let (b, l, d, h, max) = if args.quick {
+        (2, 256, 128, 4, 1024)
+    } else {
+        (8, 1024, 512, 8, if device.is_cuda() { 8192 } else { 2048 })
+    };
+    let pick = |v: Option<u64>, default: i64| v.map_or(default, |v| v as i64);
+    let s = Sizes {
+        b: pick(args.batch, b),
+        l: pick(args.len, l),
+        d: pick(args.d_model, d),
+        h: pick(args.heads, h),
+        sweep_max: pick(args.sweep_max, max),
+    };
+    ensure!(
+        s.d % s.h == 0,
+        "--d-model {} must be divisible by --heads {}",
+        s.d,
+        s.h
+    );
+    Ok(s)
+}
+
+// ANCHOR: agreement
+/// 1. Same answer? fp32 everywhere (TF32 off), on a causal and on a padding mask.
+fn agreement(mha: &MultiHeadAttention, s: Sizes, device: Device) -> Result<()> {
+    let Sizes { b, l, d, h, .. } = s;
+    sys::set_allow_tf32(false)?;
     let x = Tensor::randn([b, l, d], (Kind::Float, device));
+    let max_diff = |a: Tensor, c: Tensor| (a - c).abs().max().double_value(&[]);
     let (diff_causal, diff_pad) = tch::no_grad(|| {
-        let causal = (manual_causal_forward(&mha, &x) - sdpa_forward(&mha, &x, true, None)).abs().max().double_value(&[]);
-        // Row i keeps its first l - 17·i tokens, the rest is padding (key mask, ours: true = masked).
+        let causal = max_diff(
+            manual_causal_forward(mha, &x),
+            sdpa_forward(mha, &x, true, None),
+        );
+        // Row i keeps its first l - 17·i tokens, the rest is padding.
         let ids = Tensor::ones([b, l], (Kind::Int64, device));
         for i in 1..b {
-            let _ = ids.get(i).narrow(0, (l - 17 * i).max(1), l - (l - 17 * i).max(1)).fill_(0);
+            let keep = (l - 17 * i).max(1);
+            let _ = ids.get(i).narrow(0, keep, l - keep).fill_(0);
         }
-        let pad = make_padding_mask(&ids); // [B, 1, 1, L]
+        let pad = make_padding_mask(&ids); // [B, 1, 1, L], ours: true = masked
         let manual = mha.forward(&x, &x, &x, Some(&pad), false).0;
-        (causal, (manual - sdpa_forward(&mha, &x, false, Some(&pad))).abs().max().double_value(&[]))
+        (
+            causal,
+            max_diff(manual, sdpa_forward(mha, &x, false, Some(&pad))),
+        )
     });
     println!("B={b} L={l} d_model={d} h={h}");
-    println!("hand-written == SDPA (fp32, causal):       max |Δ| = {diff_causal:.2e}  {}", verdict(diff_causal));
-    println!("hand-written == SDPA (fp32, padding mask): max |Δ| = {diff_pad:.2e}  {}", verdict(diff_pad));
-    anyhow::ensure!(diff_causal < 1e-4 && diff_pad < 1e-4, "the two paths disagree: this is a bug, not a benchmark result");
-    // ANCHOR_END: agreement
+    println!("hand-written vs SDPA, fp32, max |Δ|:");
+    println!(
+        "  causal mask   {diff_causal:.2e}  {}",
+        verdict(diff_causal)
+    );
+    println!("  padding mask  {diff_pad:.2e}  {}", verdict(diff_pad));
+    ensure!(
+        diff_causal < 1e-4 && diff_pad < 1e-4,
+        "the two paths disagree: this is a bug, not a benchmark result"
+    );
+    Ok(())
+}
+// ANCHOR_END: agreement
 
-    if cuda {
-        transformer_course::sys::set_cuda_autocast_bf16(true)?;
-        transformer_course::sys::set_allow_tf32(true)?;
-    }
-
-    // ANCHOR: measure
-    // 2. Cost at the chapter's size. Both paths under the same autocast setting.
-    let measure = |len: i64| -> SweepRow {
-        let x = Tensor::randn([b, len, d], (Kind::Float, device));
-        let manual = || tch::no_grad(|| transformer_course::sys::autocast(cuda, || manual_causal_forward(&mha, &x)));
-        let fused = || tch::no_grad(|| transformer_course::sys::autocast(cuda, || sdpa_forward(&mha, &x, true, None)));
-        let one = |f: &dyn Fn() -> Tensor| -> Option<Measurement> {
-            // Out of memory (or any libtorch error) ends that path's sweep, not the program.
-            let ms = catch(|| time_ms(device, 2, 3, 20, 2.0, f))?;
-            let peak_bytes = catch(|| peak_memory(method, device, f)).flatten();
-            Some(Measurement { ms, peak_bytes })
-        };
-        SweepRow { len, manual: one(&manual), sdpa: one(&fused) }
+// ANCHOR: measure
+/// 2. Cost of both paths at one length, under the same autocast setting.
+fn measure(
+    mha: &MultiHeadAttention,
+    b: i64,
+    len: i64,
+    d: i64,
+    device: Device,
+    method: MemoryMethod,
+) -> SweepRow {
+    let cuda = device.is_cuda();
+    let x = Tensor::randn([b, len, d], (Kind::Float, device));
+    let manual = || {
+        tch::no_grad(|| sys::autocast(cuda, || manual_causal_forward(mha, &x)))
     };
-    let main = measure(l);
+    let fused = || {
+        tch::no_grad(|| {
+            sys::autocast(cuda, || sdpa_forward(mha, &x, true, None))
+        })
+    };
+    let one = |f: &dyn Fn() -> Tensor| -> Option<Measurement> {
+        // Out of memory (or any libtorch error) ends that path's sweep, not the
+        // program.
+        let ms = catch(|| time_ms(device, 2, 3, 20, 2.0, f))?;
+        let peak_bytes = catch(|| peak_memory(method, device, f)).flatten();
+        Some(Measurement { ms, peak_bytes })
+    };
+    SweepRow {
+        len,
+        manual: one(&manual),
+        sdpa: one(&fused),
+    }
+}
+// ANCHOR_END: measure
+
+fn report_main(main: &SweepRow, s: Sizes, dtype: &str, cuda: bool) {
+    let Sizes { b, l, h, .. } = s;
     let show = |name: &str, m: Option<Measurement>| match m {
-        Some(m) => println!("{name} {dtype}: {:8.2} ms/call, peak memory {:>6} MiB", m.ms, mib(m.peak_bytes)),
+        Some(m) => println!(
+            "{name} {dtype}: {:8.2} ms/call, peak memory {:>6} MiB",
+            m.ms,
+            mib(m.peak_bytes)
+        ),
         None => println!("{name} {dtype}: failed (out of memory?)"),
     };
     println!();
     show("hand-written", main.manual);
     show("SDPA        ", main.sdpa);
+    let kind = if cuda { Kind::BFloat16 } else { Kind::Float };
     println!(
-        "the score matrix alone: [{b}, {h}, {l}, {l}] × {} bytes = {:.0} MiB, stored once for the scores and again for the softmax",
+        "the score matrix alone: [{b}, {h}, {l}, {l}] × {} bytes = {:.0} MiB,\n  \
+         stored once for the scores and again for the softmax",
         if cuda { 2 } else { 4 },
-        score_matrix_bytes(b, h, l, if cuda { Kind::BFloat16 } else { Kind::Float }) as f64 / (1u64 << 20) as f64
+        score_matrix_bytes(b, h, l, kind) as f64 / (1u64 << 20) as f64
     );
-    println!("reference (the source chapter, RTX 4090, bf16): hand-written 2.97 ms, 712 MB; SDPA 0.25 ms, 79 MB — not measured here");
-    // ANCHOR_END: measure
+    println!(
+        "reference, the PyTorch original (RTX 4090, bf16, not measured here):"
+    );
+    println!("  hand-written 2.97 ms, 712 MB; SDPA 0.25 ms, 79 MB");
+}
 
-    // ANCHOR: sweep
-    // 3. How the cost grows with L.
-    println!("\nsweep over L (B={b}, d_model={d}, h={h}, causal, {dtype})");
-    println!("{:>6} {:>12} {:>10} {:>8} {:>12} {:>10} {:>8}", "L", "hand ms", "SDPA ms", "speedup", "hand MiB", "SDPA MiB", "mem ×");
+// ANCHOR: sweep
+/// 3. How the cost grows with L: doubling until --sweep-max or until both paths
+///    fail.
+fn sweep(
+    measure: impl Fn(i64) -> SweepRow,
+    s: Sizes,
+    dtype: &str,
+) -> Vec<SweepRow> {
+    println!(
+        "\nsweep over L (B={}, d_model={}, h={}, causal, {dtype})",
+        s.b, s.d, s.h
+    );
+    println!(
+        "{:>6} {:>12} {:>10} {:>8} {:>12} {:>10} {:>8}",
+        "L", "hand ms", "SDPA ms", "speedup", "hand MiB", "SDPA MiB", "mem ×"
+    );
     let mut rows = Vec::new();
     let mut len = 128;
-    while len <= sweep_max {
+    while len <= s.sweep_max {
         let r = measure(len);
-        let ms = |m: Option<Measurement>| m.map_or("OOM".to_string(), |m| format!("{:.2}", m.ms));
+        let ms = |m: Option<Measurement>| {
+            m.map_or("OOM".to_string(), |m| format!("{:.2}", m.ms))
+        };
+        let ratio =
+            |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}×"));
         println!(
             "{:>6} {:>12} {:>10} {:>8} {:>12} {:>10} {:>8}",
             len,
             ms(r.manual),
             ms(r.sdpa),
-            r.speedup().map_or("-".into(), |s| format!("{s:.1}×")),
+            ratio(r.speedup()),
             mib(r.manual.and_then(|m| m.peak_bytes)),
             mib(r.sdpa.and_then(|m| m.peak_bytes)),
-            r.memory_ratio().map_or("-".into(), |s| format!("{s:.1}×")),
+            ratio(r.memory_ratio()),
         );
         let stop = r.manual.is_none() && r.sdpa.is_none();
         rows.push(r);
@@ -147,44 +285,48 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
         len *= 2;
     }
-    // ANCHOR_END: sweep
-    report_slopes(&rows);
-    transformer_course::plot::sweep_plot(&args.plot, &rows, &format!("{} · {dtype} · B={b}, d={d}, h={h}", device_name(device)))?;
-    println!("\nplot written to {}", args.plot.display());
-    Ok(())
+    rows
 }
+// ANCHOR_END: sweep
 
 fn verdict(diff: f64) -> &'static str {
-    if diff < 1e-4 { "agree (atol 1e-4)" } else { "DISAGREE" }
+    if diff < 1e-4 {
+        "agree (atol 1e-4)"
+    } else {
+        "DISAGREE"
+    }
 }
 
 /// Runs `f`, turning a libtorch panic (an out-of-memory error, say) into None.
 fn catch<T>(f: impl FnOnce() -> T) -> Option<T> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
-    std::panic::set_hook(hook);
-    r
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
 }
 
 /// Growth exponents between the last two lengths both paths finished.
 fn report_slopes(rows: &[SweepRow]) {
-    let done: Vec<&SweepRow> = rows.iter().filter(|r| r.manual.and_then(|m| m.peak_bytes).is_some() && r.sdpa.and_then(|m| m.peak_bytes).is_some()).collect();
-    if done.len() < 2 {
-        return;
+    type Pick = fn(&SweepRow) -> Option<Measurement>;
+    let (hand, fused): (Pick, Pick) = (|r| r.manual, |r| r.sdpa);
+    fn peak(r: &SweepRow, f: Pick) -> Option<u64> {
+        f(r).and_then(|m| m.peak_bytes)
     }
-    let (a, z) = (done[done.len() - 2], done[done.len() - 1]);
-    let mem = |r: &SweepRow, f: fn(&SweepRow) -> Option<Measurement>| f(r).and_then(|m| m.peak_bytes).unwrap_or(1).max(1) as f64;
-    let time = |r: &SweepRow, f: fn(&SweepRow) -> Option<Measurement>| f(r).map_or(1.0, |m| m.ms);
-    let (lm, ls): (fn(&SweepRow) -> Option<Measurement>, fn(&SweepRow) -> Option<Measurement>) = (|r| r.manual, |r| r.sdpa);
+    let done: Vec<&SweepRow> = rows
+        .iter()
+        .filter(|r| peak(r, hand).is_some() && peak(r, fused).is_some())
+        .collect();
+    let [.., a, z] = done.as_slice() else { return };
+    let mem = |r: &SweepRow, f: Pick| peak(r, f).unwrap_or(1).max(1) as f64;
+    let time = |r: &SweepRow, f: Pick| f(r).map_or(1.0, |m| m.ms);
     let (x1, x2) = (a.len as f64, z.len as f64);
+    let slope = |y: fn(&SweepRow, Pick) -> f64, f: Pick| {
+        log_log_slope((x1, y(a, f)), (x2, y(z, f)))
+    };
     println!(
         "\ngrowth from L={} to L={} (log-log slope; 2 = quadratic, 1 = linear):\n  memory: hand-written {:.2}, SDPA {:.2}\n  time:   hand-written {:.2}, SDPA {:.2}",
         a.len,
         z.len,
-        log_log_slope((x1, mem(a, lm)), (x2, mem(z, lm))),
-        log_log_slope((x1, mem(a, ls)), (x2, mem(z, ls))),
-        log_log_slope((x1, time(a, lm)), (x2, time(z, lm))),
-        log_log_slope((x1, time(a, ls)), (x2, time(z, ls))),
+        slope(mem, hand),
+        slope(mem, fused),
+        slope(time, hand),
+        slope(time, fused),
     );
 }

@@ -2,7 +2,7 @@
 # Generates the student edition in a temporary directory, builds and tests it, and checks
 # what the edition promises:
 #   * everything compiles: `cargo build --bins` and every test target;
-#   * every test in tests/exercises_chNN.rs fails, and fails at an exercise's todo!();
+#   * every test in exercises/tests/exercises_chNN.rs fails, and fails at an exercise's todo!();
 #   * every other test passes (ignored tests are allowed).
 # Prints "student edition: N exercise tests fail as intended, M other tests pass" and
 # exits 0, or lists what broke the promise and exits 1.
@@ -50,7 +50,7 @@ nice cargo test --no-run >"$work/build-tests.log" 2>&1 || fail "the tests of the
 nice cargo test --no-fail-fast >"$work/test.log" 2>&1 || true   # exercise tests fail by design
 grep -q "could not compile" "$work/test.log" && fail "something did not compile during cargo test" "$work/test.log"
 
-expected_bins=$(ls tests/exercises_ch[0-9][0-9].rs | wc -l)
+expected_bins=$(ls exercises/tests/exercises_ch[0-9][0-9].rs | wc -l)
 
 # One pass over cargo's output: which binary each result line belongs to, and whether each
 # failing exercise test panicked at a todo!("exercise exNN_...").
@@ -58,7 +58,7 @@ summary=$(awk -v expected_bins="$expected_bins" '
   function report(msg) { problems = problems "\n  " msg }
   /^     Running / {
     bin = $2; if (bin == "unittests") bin = bin " " $3
-    ex = (bin ~ /^tests\/exercises_ch[0-9][0-9]\.rs$/)
+    ex = (bin ~ /exercises_ch[0-9][0-9]\.rs$/)
     if (ex) ex_bins++
     cur = ""; next
   }

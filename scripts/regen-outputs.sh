@@ -5,8 +5,9 @@
 # Each file starts with two lines the book shows above the output:
 #   $ cargo run --release --bin 06_transformer            <- the command that made it
 #   # device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2025-01-31 UTC · scripts/regen-outputs.sh
-# then a blank line, then the output. Plots are written by the binaries themselves,
-# into book/src/figures/.
+# then a blank line, then the output. Figures are written by the binaries themselves,
+# into book/src/figures/ (their default is the ignored out/ folder: a reader's run
+# never touches the book).
 #
 # Usage: scripts/regen-outputs.sh [--no-build] [--cpu | --cuda] [--only NAME]... [--list]
 #   --no-build   do not run `cargo build --release --bins` first (also implied when
@@ -38,21 +39,21 @@ set -euo pipefail
 # One run per line; a line starting with # is skipped. Add a chapter by adding a line.
 RUNS='
 # output name (book/src/outputs/NAME.txt)  binary              arguments
-01_embedding                               01_embedding
+01_embedding                               01_embedding        --out-dir book/src/figures
 02_attention                               02_attention
 03_feed_forward                            03_feed_forward
 04_encoder                                 04_encoder
 05_decoder                                 05_decoder
-06_transformer                             06_transformer
+06_transformer                             06_transformer      --out-dir book/src/figures
 07_mask_tests                              07_mask_tests
 08_reverse_data                            08_reverse_data
 # The slow learner first: the main run draws its history beside its own.
 09_train_reverse_framework-default         09_train_reverse    --init framework-default --out checkpoints/framework-default.safetensors
-09_train_reverse                           09_train_reverse    --compare checkpoints/framework-default.history.tsv --plot book/src/figures/09_init_ablation.svg
-10_greedy_decode                           10_greedy_decode
+09_train_reverse                           09_train_reverse    --compare checkpoints/framework-default.history.tsv --plot book/src/figures/09_init_ablation.svg --loss-plot book/src/figures/09_loss_per_step.svg --schedule-plot book/src/figures/09_lr_schedule.svg
+10_greedy_decode                           10_greedy_decode    --out-dir book/src/figures
 10_greedy_decode_trace                     10_greedy_decode    --trace 7 3 0 9 5
-11_cross_attention                         11_cross_attention
-12_sdpa_bench                              12_sdpa_bench
+11_cross_attention                         11_cross_attention  --out-dir book/src/figures
+12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
 # there is none, e.g. on a GPU machine without this set-up. The seed spread trains five
 # models (about 15 minutes on two CPU cores).
@@ -61,8 +62,8 @@ seed_spread                                scripts/seed-spread.sh
 # CUDA runs: bf16 autocast and TF32, on the GPU. The sweep of chapter 12 goes on until
 # the hand-written path runs out of memory (or to L = 32768).
 09_train_reverse_framework-default_cuda    09_train_reverse    --device cuda --init framework-default --out checkpoints/cuda/framework-default.safetensors
-09_train_reverse_cuda                      09_train_reverse    --device cuda --out checkpoints/cuda/reverse.safetensors --compare checkpoints/cuda/framework-default.history.tsv --plot book/src/figures/cuda/09_init_ablation.svg
-10_greedy_decode_cuda                      10_greedy_decode    --device cuda --checkpoint checkpoints/cuda/reverse.safetensors
+09_train_reverse_cuda                      09_train_reverse    --device cuda --out checkpoints/cuda/reverse.safetensors --compare checkpoints/cuda/framework-default.history.tsv --plot book/src/figures/cuda/09_init_ablation.svg --loss-plot book/src/figures/cuda/09_loss_per_step.svg
+10_greedy_decode_cuda                      10_greedy_decode    --device cuda --checkpoint checkpoints/cuda/reverse.safetensors --out-dir book/src/figures/cuda
 11_cross_attention_cuda                    11_cross_attention  --device cuda --checkpoint checkpoints/cuda/reverse.safetensors --ablation checkpoints/cuda/framework-default.safetensors --out-dir book/src/figures/cuda
 12_sdpa_bench_cuda                         12_sdpa_bench       --device cuda --sweep-max 32768 --plot book/src/figures/cuda/12_sdpa_sweep.svg
 bench_vs_pytorch_cuda                      scripts/bench-vs-pytorch.sh  --no-build --device cuda --steps 300 --rounds 2
@@ -146,8 +147,11 @@ if [ "$build" = 1 ] && [ -z "${BIN_DIR:-}" ] && command -v cargo >/dev/null; the
     for row in "${selected[@]}"; do
       rest=${row#*$'\t'}
       b=${rest%%$'\t'*}
-      case $b in scripts/*) b=09_train_reverse ;; esac
-      targets+=(--bin "$b")
+      case $b in
+        scripts/bench-vs-pytorch.sh) targets+=(--bin bench_train) ;;
+        scripts/*) targets+=(--bin 09_train_reverse) ;;
+        *) targets+=(--bin "$b") ;;
+      esac
     done
   fi
   echo "regen-outputs: cargo build --release ${targets[*]}" >&2

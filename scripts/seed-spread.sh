@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 echo "seed spread of the chapter 09 recipe: ${#seeds[@]} runs, --data-seed 0, 10 epochs, --device $device"
 for s in "${seeds[@]}"; do
   "$bin" --device "$device" --seed "$s" --out "$work/seed$s.safetensors" >"$work/seed$s.log" 2>&1 || true
-  sed -n 1p "$work/seed$s.log" | sed 's/^/  /'
+  grep -m1 'seed=' "$work/seed$s.log" | sed 's/^/  /'
 done
 
 printf '\n%6s  %-60s  %s\n' seed "val exact match per epoch (500 samples)" "final, all 1,000"

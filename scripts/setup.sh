@@ -19,6 +19,14 @@ MDBOOK_VERSION=0.5.4
 KATEX_VERSION=0.10.0
 MERMAID_VERSION=0.17.1
 
+# Tested on Linux x86-64, with and without an NVIDIA GPU. On other systems the
+# wheel's libtorch and the linker flags in build.rs differ; stop before any download.
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) ;;
+  *) echo "setup: this course is set up and tested on Linux x86-64 only; this is $(uname -s) $(uname -m)" >&2
+     exit 1 ;;
+esac
+
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${RUST_TRANSFORMER_CACHE:-${HOME:-/root}/.cache/rust-transformer-course}
 venv=$cache/venv-torch-$TORCH_VERSION

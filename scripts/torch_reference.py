@@ -9,7 +9,10 @@ It exists for two checks, and nothing in the course depends on it otherwise:
   * speed   -- `train` runs the reversal-task recipe of chapter 09 (on the CPU
     in float32, or with --device cuda in bf16 autocast with TF32, as the Rust
     trainer does there), so scripts/bench-vs-pytorch.sh can time it beside the
-    Rust binary.
+    Rust binary. Each configuration of the Rust trainer has its twin here:
+    --fused (Adam(fused=True), the Rust side's at::_fused_adam_), --precision
+    bf16 (CPU autocast in bf16), --cuda-graph (the whole step captured once with
+    torch.cuda.graph and replayed, as the Rust side's --cuda-graph does).
 
 The model is written out by hand (no nn.Transformer, no nn.MultiheadAttention,
 no scaled_dot_product_attention) and its module tree is laid out so that
@@ -39,6 +42,8 @@ Usage:
     python scripts/torch_reference.py train --steps 200 --threads 2
     python scripts/torch_reference.py train --epochs 10 --threads 2
     python scripts/torch_reference.py train --steps 200 --device cuda
+    python scripts/torch_reference.py train --steps 200 --fused --precision bf16
+    python scripts/torch_reference.py train --steps 200 --device cuda --cuda-graph
 """
 from __future__ import annotations
 
@@ -47,6 +52,7 @@ import math
 import re
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +78,7 @@ class Config:
     tgt_vocab: int = VOCAB
     d_model: int = 128
     num_heads: int = 4
-    dff: int = 512
+    d_ff: int = 512
     enc_layers: int = 2
     dec_layers: int = 2
     max_len: int = SEQ_LEN
@@ -160,7 +166,7 @@ class EncLayer(nn.Module):
         self.ln1 = nn.LayerNorm(c.d_model, eps=1e-5)
         self.ln2 = nn.LayerNorm(c.d_model, eps=1e-5)
         self.mha = Attention(c.d_model, c.num_heads, c.dropout)
-        self.ffn = MLP(c.d_model, c.dff, c.dropout)
+        self.ffn = MLP(c.d_model, c.d_ff, c.dropout)
         self.p_drop = c.dropout
 
     def forward(self, x, src_blocked):
@@ -177,7 +183,7 @@ class DecLayer(nn.Module):
         self.ln3 = nn.LayerNorm(c.d_model, eps=1e-5)
         self.self_mha = Attention(c.d_model, c.num_heads, c.dropout)
         self.cross_mha = Attention(c.d_model, c.num_heads, c.dropout)
-        self.ffn = MLP(c.d_model, c.dff, c.dropout)
+        self.ffn = MLP(c.d_model, c.d_ff, c.dropout)
         self.p_drop = c.dropout
 
     def forward(self, x, memory, tgt_blocked, src_blocked):
@@ -254,13 +260,13 @@ def config_from_weights(weights: dict[str, torch.Tensor], heads: int, max_len: i
     tgt_vocab, d_dec = weights["decoder.embed.emb.weight"].shape
     if d != d_dec:
         raise ValueError(f"encoder width {d} != decoder width {d_dec}")
-    dff = weights["encoder.layers.0.ffn.lin1.weight"].shape[0]
+    d_ff = weights["encoder.layers.0.ffn.lin1.weight"].shape[0]
     return Config(
         src_vocab=src_vocab,
         tgt_vocab=tgt_vocab,
         d_model=d,
         num_heads=heads,
-        dff=dff,
+        d_ff=d_ff,
         enc_layers=count_layers("encoder"),
         dec_layers=count_layers("decoder"),
         max_len=max_len,
@@ -350,6 +356,67 @@ def greedy_exact_match(model: Seq2Seq, src: torch.Tensor, tgt: torch.Tensor) -> 
     return (got == want).all(dim=1).float().mean().item()
 
 
+GRAPH_WARMUP_STEPS = 3  # eager steps on the side stream before the capture
+
+
+def graphed_step_fn(model, opt, cfg, device, args, set_lr, next_step, prof):
+    """The training step as one CUDA graph, PyTorch's whole-network capture recipe:
+    static input tensors, a few eager steps on a side stream, gradients set to None
+    so that the capture allocates them in the graph's memory, then capture of
+    forward, loss, backward and the fused Adam step. Returns a one_step(s, t) that
+    copies the batch in, replays, and reads loss and accuracy back (one copy)."""
+    static_src = torch.zeros(args.batch, SEQ_LEN, dtype=torch.int64, device=device)
+    static_tgt = torch.zeros(args.batch, SEQ_LEN, dtype=torch.int64, device=device)
+
+    def body() -> torch.Tensor:
+        dec_in, labels = static_tgt[:, :-1], static_tgt[:, 1:]
+        # No autocast cache: bf16 weights cast inside the capture must not outlive it.
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+            logits = model(static_src, dec_in)
+        loss = F.cross_entropy(logits.float().reshape(-1, cfg.tgt_vocab), labels.reshape(-1), ignore_index=PAD)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            real = labels != PAD
+            acc = ((logits.argmax(-1) == labels) & real).sum() / real.sum()
+            return torch.stack([loss.detach(), acc.float()])
+
+    side = torch.cuda.Stream()
+    state = {"warmup_left": GRAPH_WARMUP_STEPS, "graph": None, "stats": None}
+
+    def one_step(s, t) -> tuple[float, float]:
+        t0 = time.perf_counter()
+        set_lr(noam(next_step(), cfg.d_model, args.warmup))
+        static_src.copy_(s)
+        static_tgt.copy_(t)
+        t1 = time.perf_counter()
+        if state["graph"] is not None:
+            state["graph"].replay()
+            stats = state["stats"]
+        elif state["warmup_left"] > 0:
+            state["warmup_left"] -= 1
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                opt.zero_grad(set_to_none=True)
+                stats = body()
+            torch.cuda.current_stream().wait_stream(side)
+        else:
+            opt.zero_grad(set_to_none=True)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=side):
+                stats = body()
+            graph.replay()  # the capture only recorded: now run this batch
+            state["graph"], state["stats"] = graph, stats
+        t2 = time.perf_counter()
+        loss, acc = stats.tolist()
+        t3 = time.perf_counter()
+        for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2)):
+            prof[i] += dt
+        return loss, acc
+
+    return one_step
+
+
 def cmd_train(args) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -362,39 +429,69 @@ def cmd_train(args) -> None:
         # for the forward pass, TF32 for the float32 matrix products that remain.
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
+    elif args.cuda_graph:
+        sys.exit("error: --cuda-graph needs a CUDA device")
+    # The Rust side's default: bf16 autocast on CUDA, float32 on the CPU.
+    precision = args.precision or ("bf16" if cuda else "fp32")
+    if cuda and precision != "bf16":
+        sys.exit("error: --precision fp32 is CPU-only, as on the Rust side")
+    bf16 = precision == "bf16"
+    fused = args.fused or args.cuda_graph  # a graph needs the device-side step count
     cfg = Config()
     model = Seq2Seq(cfg)
     model.init_paper()
     model.to(device)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    # A captured step must read the learning rate from the device: a float would be
+    # baked into the graph. fused=True accepts a tensor lr.
+    lr = torch.tensor(0.0, device=device) if args.cuda_graph else 0.0
+    extra = {"fused": True} if fused else {}
+    if args.cuda_graph:
+        # Adam.step refuses to be captured unless capturable=True; its warning about
+        # the eager warm-up steps before the capture is expected here.
+        extra["capturable"] = True
+        warnings.filterwarnings("ignore", message="This instance was constructed with capturable=True")
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, **extra)
     src_all, tgt_all = reversal_data(args.train_size, args.seed)
     gen = torch.Generator().manual_seed(args.seed)
     stream = batches(src_all, tgt_all, args.batch, gen)
     per_epoch = src_all.shape[0] // args.batch
+    label = "bf16 autocast + TF32" if cuda else ("bf16 autocast" if bf16 else "fp32")
+    optimizer = "fused" if fused else "default"
     print(f"pytorch: torch {torch.__version__}, device={device}, "
-          f"precision={'bf16 autocast + TF32' if cuda else 'fp32'}, threads={torch.get_num_threads()}, "
-          f"params={n_params:,}, batches/epoch={per_epoch}", flush=True)
+          f"precision={label}, threads={torch.get_num_threads()}, "
+          f"params={n_params:,}, batches/epoch={per_epoch}, optimizer={optimizer}, "
+          f"cuda_graph={'on' if args.cuda_graph else 'off'}", flush=True)
 
     step = 0
     # Wall time per phase, as the Rust bench reports it: forward+loss, backward,
-    # optimizer, read-back.
-    phases = ["forward+loss", "backward", "optimizer", "read-back"]
-    prof = [0.0, 0.0, 0.0, 0.0]
+    # optimizer, read-back (eager); copy-in, replay, read-back (graphed).
+    phases = (["copy-in", "replay", "read-back"] if args.cuda_graph
+              else ["forward+loss", "backward", "optimizer", "read-back"])
+    prof = [0.0] * len(phases)
+
+    def set_lr(value: float) -> None:
+        for group in opt.param_groups:
+            if torch.is_tensor(group["lr"]):
+                group["lr"].fill_(value)
+            else:
+                group["lr"] = value
+
+    def next_step() -> int:
+        nonlocal step
+        step += 1
+        return step
 
     def one_step(s, t) -> tuple[float, float]:
         """One optimizer step; returns the batch's loss and token accuracy (the Rust
         trainer reads both back every step too, so the timed work is the same)."""
-        nonlocal step
         t0 = time.perf_counter()
-        step += 1
-        for group in opt.param_groups:
-            group["lr"] = noam(step, cfg.d_model, args.warmup)
+        set_lr(noam(next_step(), cfg.d_model, args.warmup))
         # Batches are cut on the CPU and copied over every step, as the Rust trainer does.
         s, t = s.to(device), t.to(device)
         dec_in, labels = t[:, :-1], t[:, 1:]  # teacher forcing
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             logits = model(s, dec_in)
         # The loss in float32 whatever the forward pass ran in.
         loss = F.cross_entropy(logits.float().reshape(-1, cfg.tgt_vocab), labels.reshape(-1), ignore_index=PAD)
@@ -413,23 +510,28 @@ def cmd_train(args) -> None:
             prof[i] += dt
         return out
 
+    if args.cuda_graph:
+        one_step = graphed_step_fn(model, opt, cfg, device, args, set_lr, next_step, prof)
+
     if args.steps is not None:
         for _ in range(args.warmup_steps):  # untimed: first-call allocations, thread pools
             _, s, t = next(stream)
             one_step(s, t)
-        prof[:] = [0.0, 0.0, 0.0, 0.0]  # profile the timed steps only
+        prof[:] = [0.0] * len(prof)  # profile the timed steps only
         start = time.perf_counter()
         for _ in range(args.steps):
             _, s, t = next(stream)
             loss, acc = one_step(s, t)
         seconds = time.perf_counter() - start
-        print(f"after {step} steps: loss={loss:.4f} token_acc={acc:.4f}", flush=True)
+        print(f"after {args.warmup_steps + args.steps} steps: loss={loss:.4f} token_acc={acc:.4f}", flush=True)
         total = sum(prof)
         print("profile: " + ", ".join(
             f"{name} {1000 * secs / args.steps:.2f} ms ({100 * secs / total:.0f}%)"
             for name, secs in zip(phases, prof)), flush=True)
         print(f"bench: impl=pytorch steps={args.steps} seconds={seconds:.3f} "
-              f"steps_per_s={args.steps / seconds:.2f} threads={args.threads} device={device.type}", flush=True)
+              f"steps_per_s={args.steps / seconds:.2f} threads={args.threads} device={device.type} "
+              f"optimizer={optimizer} precision={precision} cuda_graph={'on' if args.cuda_graph else 'off'}",
+              flush=True)
         return
 
     src_val, tgt_val = reversal_data(500, args.seed + 1)
@@ -478,6 +580,11 @@ def main(argv=None) -> None:
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--warmup", type=int, default=1000, help="warm-up length of the learning-rate schedule")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--fused", action="store_true", help="Adam(fused=True): the twin of the Rust side's at::_fused_adam_")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default=None,
+                   help="autocast precision (default: fp32 on the CPU, bf16 on CUDA)")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="capture the whole training step once and replay it (CUDA only; implies --fused)")
     p.set_defaults(func=cmd_train)
 
     args = parser.parse_args(argv)

@@ -1,48 +1,21 @@
-//! Chapter 02 — multi-head attention, written out by hand so that it can hand back its
-//! attention weights (chapter 11 draws them).
+//! Chapter 02 — multi-head attention, written out by hand so that it can hand back
+//! its attention weights (chapter 11 draws them).
 //!
-//! Mask convention for the whole course: a bool tensor, `true` = masked (may not be
-//! looked at). `Tensor::scaled_dot_product_attention` uses the opposite (`true` = may
-//! attend), and Hugging Face's `attention_mask` uses integers with 1 = may attend.
+//! Mask convention for the whole course: a bool tensor, `true` = masked (may
+//! not be looked at). `Tensor::scaled_dot_product_attention` uses the opposite
+//! (`true` = may attend), and Hugging Face's `attention_mask` uses integers
+//! with 1 = may attend.
 use anyhow::{ensure, Result};
 use tch::{nn, Kind, Tensor};
 
-use crate::embedding::Init;
-
-// ANCHOR: xavier
-/// Half-width of Glorot & Bengio's uniform distribution: weights drawn from U(-a, a)
-/// with a = √(6 / (fan_in + fan_out)) keep the variance of activations and of gradients
-/// roughly equal across a layer. tch has no `Init` for it, so we compute the bound.
-pub fn xavier_uniform_bound(fan_in: i64, fan_out: i64) -> f64 {
-    (6.0 / (fan_in + fan_out) as f64).sqrt()
-}
-
-/// A Linear layer initialised according to `init`. Every Linear of the model goes
-/// through here, which is how the course's "for m in modules: xavier_uniform_" becomes
-/// Rust: decide at construction instead of walking the modules afterwards.
-pub fn linear(p: nn::Path, fan_in: i64, fan_out: i64, init: Init) -> nn::Linear {
-    let torch_bound = 1.0 / (fan_in as f64).sqrt();
-    let cfg = match init {
-        Init::Paper => {
-            let a = xavier_uniform_bound(fan_in, fan_out);
-            nn::LinearConfig { ws_init: nn::Init::Uniform { lo: -a, up: a }, bs_init: Some(nn::Init::Const(0.0)), bias: true }
-        }
-        // PyTorch's kaiming_uniform_(a=√5) works out to U(±1/√fan_in), for bias too.
-        Init::FrameworkDefault => nn::LinearConfig {
-            ws_init: nn::Init::Uniform { lo: -torch_bound, up: torch_bound },
-            bs_init: Some(nn::Init::Uniform { lo: -torch_bound, up: torch_bound }),
-            bias: true,
-        },
-        Init::TchDefault => nn::LinearConfig::default(),
-    };
-    nn::linear(p, fan_in, fan_out, cfg)
-}
-// ANCHOR_END: xavier
+use crate::config::TransformerConfig;
+use crate::layers::linear;
 
 // ANCHOR: dtype_min
 /// The most negative finite value of `kind`: what masked scores are filled with.
-/// A literal like -1e9 overflows to -inf in fp16 and is rounded in bf16; a row that is
-/// all -inf turns softmax into NaN, a row of finite minima merely into a uniform row.
+/// A literal like -1e9 does not fit in fp16 (`masked_fill` refuses it, and an
+/// additive mask cast to fp16 silently becomes -inf); a row that is all -inf turns
+/// softmax into NaN, a row of finite minima merely into a uniform row.
 pub fn dtype_min(kind: Kind) -> f64 {
     match kind {
         Kind::Half => -65504.0,
@@ -52,6 +25,30 @@ pub fn dtype_min(kind: Kind) -> f64 {
     }
 }
 // ANCHOR_END: dtype_min
+
+// ANCHOR: scaled_dot_product
+/// softmax(Q Kᵀ / √d_k) V for every head at once. q: [B, h, Lq, d_k], k and v:
+/// [B, h, Lk, d_k], `mask` broadcasts to [B, h, Lq, Lk] with true = masked.
+/// Returns the output [B, h, Lq, d_k] and the weights [B, h, Lq, Lk].
+pub fn scaled_dot_product(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    dropout: f64,
+    train: bool,
+) -> (Tensor, Tensor) {
+    let d_k = *q.size().last().expect("q has a last dimension") as f64;
+    let mut scores = q.matmul(&k.transpose(-2, -1)) / d_k.sqrt(); // [B, h, Lq, Lk]
+    if let Some(mask) = mask {
+        scores = scores.masked_fill(mask, dtype_min(scores.kind()));
+    }
+    // No dtype passed: under autocast, softmax then runs in fp32.
+    let weights = scores.softmax(-1, None::<Kind>); // each row sums to 1
+    let out = weights.dropout(dropout, train).matmul(v); // [B, h, Lq, d_k]
+    (out, weights)
+}
+// ANCHOR_END: scaled_dot_product
 
 // ANCHOR: mha_struct
 #[allow(non_snake_case)] // the paper's names: W_q, W_k, W_v, W_o
@@ -69,20 +66,21 @@ pub struct MultiHeadAttention {
 
 impl MultiHeadAttention {
     // ANCHOR: mha_new
-    pub fn new(p: nn::Path, d_model: i64, num_heads: i64, dropout: f64, init: Init) -> Result<Self> {
-        ensure!(num_heads > 0, "num_heads must be positive, got {num_heads}");
+    pub fn new(p: nn::Path, cfg: &TransformerConfig) -> Result<Self> {
+        let (d, h) = (cfg.d_model, cfg.num_heads);
+        ensure!(h > 0, "num_heads must be positive, got {h}");
         ensure!(
-            d_model % num_heads == 0,
-            "d_model ({d_model}) must be divisible by num_heads ({num_heads})"
+            d % h == 0,
+            "d_model ({d}) must be divisible by num_heads ({h})"
         );
         Ok(MultiHeadAttention {
-            W_q: linear(&p / "W_q", d_model, d_model, init),
-            W_k: linear(&p / "W_k", d_model, d_model, init),
-            W_v: linear(&p / "W_v", d_model, d_model, init),
-            W_o: linear(&p / "W_o", d_model, d_model, init),
-            h: num_heads,
-            d_k: d_model / num_heads,
-            dropout,
+            W_q: linear(&p / "W_q", d, d, cfg.init),
+            W_k: linear(&p / "W_k", d, d, cfg.init),
+            W_v: linear(&p / "W_v", d, d, cfg.init),
+            W_o: linear(&p / "W_o", d, d, cfg.init),
+            h,
+            d_k: d / h,
+            dropout: cfg.dropout,
         })
     }
     // ANCHOR_END: mha_new
@@ -95,27 +93,38 @@ impl MultiHeadAttention {
         x.view([b, l, self.h, self.d_k]).transpose(1, 2)
     }
 
-    /// [B, h, L, d_k] → [B, L, d_model]. After the transpose the memory is no longer
-    /// laid out row by row, so `view` would fail; `reshape` copies when it must.
+    /// [B, h, L, d_k] → [B, L, d_model]. After the transpose the memory is no
+    /// longer laid out row by row, so `view` would fail; `reshape` copies when
+    /// it must.
     pub fn merge(&self, x: &Tensor) -> Tensor {
         let (b, _, l, _) = x.size4().expect("merge expects [B, h, L, d_k]");
         x.transpose(1, 2).reshape([b, l, self.h * self.d_k])
     }
+
+    /// Projects x [B, L, d_model] with `w` (one of W_q, W_k, W_v) and splits the
+    /// result into heads: [B, h, L, d_k].
+    pub fn project(&self, x: &Tensor, w: &nn::Linear) -> Tensor {
+        self.split(&x.apply(w))
+    }
     // ANCHOR_END: split_merge
 
     // ANCHOR: mha_forward
-    /// q: [B, Lq, d], k and v: [B, Lk, d]; `attn_mask` broadcasts to [B, h, Lq, Lk] with
-    /// true = masked. Returns the output [B, Lq, d] and the weights [B, h, Lq, Lk].
-    pub fn forward(&self, q: &Tensor, k: &Tensor, v: &Tensor, attn_mask: Option<&Tensor>, train: bool) -> (Tensor, Tensor) {
-        let q = self.split(&q.apply(&self.W_q)); // [B, h, Lq, d_k]
-        let k = self.split(&k.apply(&self.W_k)); // [B, h, Lk, d_k]
-        let v = self.split(&v.apply(&self.W_v)); // [B, h, Lk, d_k]
-        let mut scores = q.matmul(&k.transpose(-2, -1)) / (self.d_k as f64).sqrt(); // [B, h, Lq, Lk]
-        if let Some(mask) = attn_mask {
-            scores = scores.masked_fill(mask, dtype_min(scores.kind()));
-        }
-        let weights = scores.softmax(-1, scores.kind()); // [B, h, Lq, Lk]
-        let out = weights.dropout(self.dropout, train).matmul(&v); // [B, h, Lq, d_k]
+    /// q: [B, Lq, d], k and v: [B, Lk, d]; `attn_mask` broadcasts to [B, h, Lq, Lk]
+    /// with true = masked. Returns the output [B, Lq, d] and the weights
+    /// [B, h, Lq, Lk].
+    pub fn forward(
+        &self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        attn_mask: Option<&Tensor>,
+        train: bool,
+    ) -> (Tensor, Tensor) {
+        let q = self.project(q, &self.W_q); // [B, h, Lq, d_k]
+        let k = self.project(k, &self.W_k); // [B, h, Lk, d_k]
+        let v = self.project(v, &self.W_v); // [B, h, Lk, d_k]
+        let (out, weights) =
+            scaled_dot_product(&q, &k, &v, attn_mask, self.dropout, train);
         (self.merge(&out).apply(&self.W_o), weights) // [B, Lq, d]
     }
     // ANCHOR_END: mha_forward

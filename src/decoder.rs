@@ -1,12 +1,14 @@
-//! Chapter 05 — the decoder: masked self-attention, then cross-attention whose queries
-//! come from the decoder and whose keys and values come from the encoder's memory.
+//! Chapter 05 — the decoder: masked self-attention, then cross-attention whose
+//! queries come from the decoder and whose keys and values come from the encoder's
+//! memory.
 use anyhow::Result;
 use tch::{nn, Tensor};
 
 use crate::attention::MultiHeadAttention;
-use crate::embedding::{Init, TokenAndPosition};
-use crate::encoder::layer_norm;
+use crate::config::TransformerConfig;
+use crate::embedding::TokenAndPosition;
 use crate::feed_forward::FeedForward;
+use crate::layers::layer_norm;
 
 // ANCHOR: decoder_layer
 #[derive(Debug)]
@@ -28,31 +30,50 @@ pub struct DecoderLayerWeights {
 }
 
 impl DecoderLayer {
-    pub fn new(p: nn::Path, d_model: i64, num_heads: i64, dff: i64, dropout: f64, init: Init) -> Result<Self> {
+    pub fn new(p: nn::Path, cfg: &TransformerConfig) -> Result<Self> {
         Ok(DecoderLayer {
-            ln1: layer_norm(&p / "ln1", d_model),
-            ln2: layer_norm(&p / "ln2", d_model),
-            ln3: layer_norm(&p / "ln3", d_model),
-            self_mha: MultiHeadAttention::new(&p / "self_mha", d_model, num_heads, dropout, init)?,
-            cross_mha: MultiHeadAttention::new(&p / "cross_mha", d_model, num_heads, dropout, init)?,
-            ffn: FeedForward::new(&p / "ffn", d_model, dff, dropout, init),
-            dropout,
+            ln1: layer_norm(&p / "ln1", cfg.d_model),
+            ln2: layer_norm(&p / "ln2", cfg.d_model),
+            ln3: layer_norm(&p / "ln3", cfg.d_model),
+            self_mha: MultiHeadAttention::new(&p / "self_mha", cfg)?,
+            cross_mha: MultiHeadAttention::new(&p / "cross_mha", cfg)?,
+            ffn: FeedForward::new(&p / "ffn", cfg),
+            dropout: cfg.dropout,
         })
     }
 
-    /// x: [B, Lt, d], memory: [B, Ls, d], self_mask: [B, 1, Lt, Lt], cross_mask: [B, 1, 1, Ls]
-    pub fn forward(&self, x: &Tensor, memory: &Tensor, self_mask: &Tensor, cross_mask: &Tensor, train: bool) -> (Tensor, DecoderLayerWeights) {
+    /// x: [B, Lt, d], memory: [B, Ls, d], self_mask: [B, 1, Lt, Lt],
+    /// cross_mask: [B, 1, 1, Ls] → (x [B, Lt, d], the two layers' weights)
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        memory: &Tensor,
+        self_mask: &Tensor,
+        cross_mask: &Tensor,
+        train: bool,
+    ) -> (Tensor, DecoderLayerWeights) {
+        let p = self.dropout;
         // 1. masked self-attention: each position sees itself and what came before
         let h = x.apply(&self.ln1);
-        let (a, self_attn) = self.self_mha.forward(&h, &h, &h, Some(self_mask), train);
-        let x = x + a.dropout(self.dropout, train);
+        let (a, self_attn) =
+            self.self_mha.forward(&h, &h, &h, Some(self_mask), train);
+        let x = x + a.dropout(p, train);
         // 2. cross-attention: Q from the decoder, K and V from the encoder's memory
         let h = x.apply(&self.ln2);
-        let (a, cross_attn) = self.cross_mha.forward(&h, memory, memory, Some(cross_mask), train);
-        let x = x + a.dropout(self.dropout, train);
+        let (a, cross_attn) =
+            self.cross_mha
+                .forward(&h, memory, memory, Some(cross_mask), train);
+        let x = x + a.dropout(p, train);
         // 3. feed-forward
-        let x = &x + self.ffn.forward(&x.apply(&self.ln3), train);
-        (x, DecoderLayerWeights { self_attn, cross_attn })
+        let f = self.ffn.forward(&x.apply(&self.ln3));
+        let x = &x + f.dropout(p, train);
+        (
+            x,
+            DecoderLayerWeights {
+                self_attn,
+                cross_attn,
+            },
+        )
     }
 }
 // ANCHOR_END: decoder_layer
@@ -66,27 +87,46 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(p: nn::Path, vocab_size: i64, d_model: i64, num_heads: i64, dff: i64, num_layers: i64, max_len: i64, dropout: f64, init: Init) -> Result<Self> {
-        let embed = TokenAndPosition::new(&p / "embed", vocab_size, d_model, max_len, dropout, init);
-        let layers = (0..num_layers)
-            .map(|i| DecoderLayer::new(&p / "layers" / i, d_model, num_heads, dff, dropout, init))
+    pub fn new(p: nn::Path, cfg: &TransformerConfig) -> Result<Self> {
+        let embed = TokenAndPosition::new(&p / "embed", cfg.tgt_vocab, cfg);
+        let layers = (0..cfg.num_layers)
+            .map(|i| DecoderLayer::new(&p / "layers" / i, cfg))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Decoder { embed, layers, ln_final: layer_norm(&p / "ln_final", d_model) })
+        let ln_final = layer_norm(&p / "ln_final", cfg.d_model);
+        Ok(Decoder {
+            embed,
+            layers,
+            ln_final,
+        })
     }
 
-    /// tgt: [B, Lt] → ([B, Lt, d], every layer's cross-attention weights [B, h, Lt, Ls])
-    pub fn forward(&self, tgt: &Tensor, memory: &Tensor, self_mask: &Tensor, cross_mask: &Tensor, train: bool) -> (Tensor, Vec<Tensor>) {
-        let (x, weights) = self.forward_with_weights(tgt, memory, self_mask, cross_mask, train);
-        (x, weights.into_iter().map(|w| w.cross_attn).collect())
+    /// tgt: [B, Lt] → [B, Lt, d]
+    pub fn forward(
+        &self,
+        tgt: &Tensor,
+        memory: &Tensor,
+        self_mask: &Tensor,
+        cross_mask: &Tensor,
+        train: bool,
+    ) -> Tensor {
+        self.forward_with_weights(tgt, memory, self_mask, cross_mask, train)
+            .0
     }
 
-    /// Like `forward`, but keeps the self-attention weights too (chapter 11 draws both).
-    pub fn forward_with_weights(&self, tgt: &Tensor, memory: &Tensor, self_mask: &Tensor, cross_mask: &Tensor, train: bool) -> (Tensor, Vec<DecoderLayerWeights>) {
+    /// Also returns every layer's self- and cross-attention weights.
+    pub fn forward_with_weights(
+        &self,
+        tgt: &Tensor,
+        memory: &Tensor,
+        self_mask: &Tensor,
+        cross_mask: &Tensor,
+        train: bool,
+    ) -> (Tensor, Vec<DecoderLayerWeights>) {
         let mut x = self.embed.forward(tgt, train);
         let mut weights = Vec::with_capacity(self.layers.len());
         for layer in &self.layers {
-            let (y, w) = layer.forward(&x, memory, self_mask, cross_mask, train);
+            let (y, w) =
+                layer.forward(&x, memory, self_mask, cross_mask, train);
             x = y;
             weights.push(w);
         }

@@ -13,26 +13,42 @@
 //! | 06 | [`transformer`] — the three masks and the full model |
 //! | 07 | [`mask_checks`] — causality and padding invariance |
 //! | 08 | [`data`] — the reversal task |
-//! | 09 | [`train`] — teacher forcing, warmup, checkpoints |
-//! | 10 | [`decode`] — greedy decoding |
-//! | 11 | [`viz`] — attention maps and heatmaps |
+//! | 09 | [`train`] — teacher forcing, warmup, the training loop |
+//! | 10 | [`generate`] — greedy decoding |
+//! | 11 | [`viz`] — attention maps |
 //! | 12 | [`sdpa`] — hand-written attention vs fused SDPA |
 //!
-//! Support: [`plot`] (plotters figures with a bundled font) and [`sys`] (the libtorch
-//! switches tch does not expose, from `src/ffi/shim.cpp`).
-pub mod embedding;
-pub mod attention;
-pub mod feed_forward;
-pub mod encoder;
-pub mod decoder;
-pub mod transformer;
-pub mod mask_checks;
-pub mod data;
-pub mod train;
-pub mod decode;
-pub mod viz;
-pub mod sdpa;
+//! Shared by every chapter: [`config`] (the model's numbers and its init),
+//! [`layers`] (Linear, LayerNorm, parameter count) and [`vocab`] (the tokens).
+//!
+//! Support, not part of the lessons: [`checkpoint`] (saving and loading weights),
+//! [`history`] (the training log on disk), [`plot`] (every figure), [`output`]
+//! (checked, atomic file writes), [`cli`] (what the programs share), [`sys`]
+//! (the libtorch switches tch does not expose, from `src/ffi/shim.cpp`), [`optim`]
+//! (Adam through libtorch's fused kernel) and [`graph`] (the training step as one
+//! CUDA graph).
+pub mod config;
+pub mod layers;
+pub mod vocab;
 
+pub mod attention;
+pub mod data;
+pub mod decoder;
+pub mod embedding;
+pub mod encoder;
+pub mod feed_forward;
+pub mod generate;
+pub mod mask_checks;
+pub mod sdpa;
+pub mod train;
+pub mod transformer;
+pub mod viz;
+
+pub mod checkpoint;
+pub mod cli;
+pub mod graph;
+pub mod history;
+pub mod optim;
+pub mod output;
 pub mod plot;
 pub mod sys;
-pub mod exercises;

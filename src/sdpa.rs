@@ -1,7 +1,8 @@
-//! Chapter 12 — the same multi-head attention computed two ways: by hand (chapter 02:
-//! scores, mask, softmax, × V, which materialises the whole [B, h, L, L] matrix) and
-//! through libtorch's fused `scaled_dot_product_attention`, which picks a FlashAttention
-//! style kernel that works block by block and never stores that matrix.
+//! Chapter 12 — the same multi-head attention computed two ways: by hand
+//! (chapter 02: scores, mask, softmax, × V, which materialises the whole [B, h,
+//! L, L] matrix) and through libtorch's fused `scaled_dot_product_attention`,
+//! which picks a FlashAttention style kernel that works block by block and
+//! never stores that matrix.
 use std::time::Instant;
 
 use tch::{Device, Kind, Tensor};
@@ -10,30 +11,46 @@ use crate::attention::MultiHeadAttention;
 use crate::transformer::make_causal_mask;
 
 // ANCHOR: mask_conversion
-/// Our masks say where attention is *forbidden* (true = masked); SDPA's bool mask says
-/// where it is *allowed*. Passing ours unchanged silently attends to exactly the wrong keys.
+/// Our masks say where attention is *forbidden* (true = masked); SDPA's bool
+/// mask says where it is *allowed*. Passing ours unchanged silently attends to
+/// exactly the wrong keys.
 pub fn to_sdpa_mask(ours: &Tensor) -> Tensor {
     ours.logical_not()
 }
 // ANCHOR_END: mask_conversion
 
 // ANCHOR: sdpa_forward
-/// The fused path on `mha`'s own weights. `causal` uses SDPA's built-in causal masking
-/// (no mask tensor at all, which is what lets the fast kernels run); `mask` is one of
-/// our masks, converted.
-pub fn sdpa_forward(mha: &MultiHeadAttention, x: &Tensor, causal: bool, mask: Option<&Tensor>) -> Tensor {
-    let q = mha.split(&x.apply(&mha.W_q)); // [B, h, L, d_k]
-    let k = mha.split(&x.apply(&mha.W_k));
-    let v = mha.split(&x.apply(&mha.W_v));
+/// The fused path on `mha`'s own weights. `causal` uses SDPA's built-in causal
+/// masking (no mask tensor at all, which is what lets the fast kernels run);
+/// `mask` is one of our masks, converted.
+pub fn sdpa_forward(
+    mha: &MultiHeadAttention,
+    x: &Tensor,
+    causal: bool,
+    mask: Option<&Tensor>,
+) -> Tensor {
+    let q = mha.project(x, &mha.W_q); // [B, h, L, d_k]
+    let k = mha.project(x, &mha.W_k);
+    let v = mha.project(x, &mha.W_v);
     let mask = mask.map(to_sdpa_mask);
-    let y = Tensor::scaled_dot_product_attention(&q, &k, &v, mask.as_ref(), 0.0, causal, None, false); // [B, h, L, d_k]
+    let y = Tensor::scaled_dot_product_attention(
+        &q,
+        &k,
+        &v,
+        mask.as_ref(),
+        0.0,
+        causal,
+        None,
+        false,
+    ); // [B, h, L, d_k]
     mha.merge(&y).apply(&mha.W_o) // [B, L, d]
 }
 
 /// The hand-written path of chapter 02 with a causal mask.
 pub fn manual_causal_forward(mha: &MultiHeadAttention, x: &Tensor) -> Tensor {
     let l = x.size()[1];
-    mha.forward(x, x, x, Some(&make_causal_mask(l, x.device())), false).0
+    mha.forward(x, x, x, Some(&make_causal_mask(l, x.device())), false)
+        .0
 }
 // ANCHOR_END: sdpa_forward
 
@@ -41,15 +58,24 @@ pub fn manual_causal_forward(mha: &MultiHeadAttention, x: &Tensor) -> Tensor {
 #[derive(Debug, Clone, Copy)]
 pub struct Measurement {
     pub ms: f64,
-    /// Peak bytes, by the method `MemoryMethod` names; None where it cannot be measured.
+    /// Peak bytes, by the method `MemoryMethod` names; None where it cannot be
+    /// measured.
     pub peak_bytes: Option<u64>,
 }
 
 // ANCHOR: timing
-/// Mean milliseconds per call of `f` after `warmup` untimed calls, over at least
-/// `min_iters` calls and until `budget_s` seconds have passed (at most `max_iters`).
-/// CUDA work is asynchronous, so the device is synchronised before reading the clock.
-pub fn time_ms(device: Device, warmup: usize, min_iters: usize, max_iters: usize, budget_s: f64, mut f: impl FnMut() -> Tensor) -> f64 {
+/// Mean milliseconds per call of `f` after `warmup` untimed calls, over at
+/// least `min_iters` calls and until `budget_s` seconds have passed (at most
+/// `max_iters`). CUDA work is asynchronous, so the device is synchronised
+/// before reading the clock.
+pub fn time_ms(
+    device: Device,
+    warmup: usize,
+    min_iters: usize,
+    max_iters: usize,
+    budget_s: f64,
+    mut f: impl FnMut() -> Tensor,
+) -> f64 {
     let sync = || {
         if let Device::Cuda(i) = device {
             tch::Cuda::synchronize(i as i64);
@@ -61,7 +87,9 @@ pub fn time_ms(device: Device, warmup: usize, min_iters: usize, max_iters: usize
     sync();
     let start = Instant::now();
     let mut n = 0;
-    while n < min_iters || (n < max_iters && start.elapsed().as_secs_f64() < budget_s) {
+    while n < min_iters
+        || (n < max_iters && start.elapsed().as_secs_f64() < budget_s)
+    {
         let _ = f();
         n += 1;
     }
@@ -74,25 +102,36 @@ pub fn time_ms(device: Device, warmup: usize, min_iters: usize, max_iters: usize
 /// How peak memory is measured on a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemoryMethod {
-    /// The CUDA caching allocator's peak allocated bytes (torch.cuda.max_memory_allocated),
-    /// reset before the call: includes the weights and the input already on the device.
+    /// The CUDA caching allocator's peak allocated bytes
+    /// (torch.cuda.max_memory_allocated), reset before the call: includes the
+    /// weights and the input already on the device.
     CudaAllocator,
     /// Linux's peak resident set size (VmHWM) of this process, reset through
-    /// /proc/self/clear_refs just before the call, minus the resident size right then:
-    /// the extra memory the call touched. Large tensors are mmap-ed and returned to the
-    /// OS when freed, so each measurement starts clean.
+    /// /proc/self/clear_refs just before the call, minus the resident size
+    /// right then: the extra memory the call touched. Large tensors are mmap-ed
+    /// and returned to the OS when freed, so each measurement starts clean.
     CpuPeakRss,
 }
 
 impl MemoryMethod {
     pub fn for_device(device: Device) -> Self {
-        if device.is_cuda() { MemoryMethod::CudaAllocator } else { MemoryMethod::CpuPeakRss }
+        if device.is_cuda() {
+            MemoryMethod::CudaAllocator
+        } else {
+            MemoryMethod::CpuPeakRss
+        }
     }
 
     pub fn describe(self) -> &'static str {
         match self {
-            MemoryMethod::CudaAllocator => "peak bytes allocated by libtorch's CUDA caching allocator during one call",
-            MemoryMethod::CpuPeakRss => "growth of the process's peak resident memory (Linux VmHWM, reset via /proc/self/clear_refs) during one call",
+            MemoryMethod::CudaAllocator => {
+                "peak bytes allocated by libtorch's CUDA caching allocator\n  \
+                 during one call"
+            }
+            MemoryMethod::CpuPeakRss => {
+                "growth of the process's peak resident memory during one call\n  \
+                 (Linux VmHWM, reset via /proc/self/clear_refs)"
+            }
         }
     }
 }
@@ -103,11 +142,12 @@ fn proc_status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// glibc raises its mmap threshold each time a large block is freed, after which big
-/// tensors come from the heap and stay resident when freed, so the peak resident size
-/// would stop following live memory. A fixed 64 KiB threshold turns that off: every
-/// tensor larger than that gets pages of its own, counted when touched, returned on free.
-/// Call it first thing in `main`: blocks the heap already holds stay resident after free.
+/// glibc raises its mmap threshold each time a large block is freed, after
+/// which big tensors come from the heap and stay resident when freed, so the
+/// peak resident size would stop following live memory. A fixed 64 KiB
+/// threshold turns that off: every tensor larger than that gets pages of its
+/// own, counted when touched, returned on free. Call it first thing in `main`:
+/// blocks the heap already holds stay resident after free.
 pub fn serve_large_allocations_with_mmap() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| unsafe {
@@ -116,7 +156,11 @@ pub fn serve_large_allocations_with_mmap() {
 }
 
 /// Peak bytes used by one call of `f`, measured as `method` says.
-pub fn peak_memory(method: MemoryMethod, device: Device, f: impl FnOnce() -> Tensor) -> Option<u64> {
+pub fn peak_memory(
+    method: MemoryMethod,
+    device: Device,
+    f: impl FnOnce() -> Tensor,
+) -> Option<u64> {
     match method {
         MemoryMethod::CudaAllocator => {
             let index = if let Device::Cuda(i) = device { i } else { 0 };
@@ -164,18 +208,21 @@ impl SweepRow {
     }
 }
 
-/// Bytes of the [B, h, L, L] score matrix the hand-written path must store (once for the
-/// scores, once more for the softmax output).
+/// Bytes of the [B, h, L, L] score matrix the hand-written path must store
+/// (once for the scores, once more for the softmax output).
 pub fn score_matrix_bytes(b: i64, h: i64, l: i64, kind: Kind) -> u64 {
     (b * h * l * l) as u64 * kind.elt_size_in_bytes() as u64
 }
 
-/// Slope of log(y) against log(x) between two points: 2 means y grows as x², 1 as x.
+/// Slope of log(y) against log(x) between two points: 2 means y grows as x², 1
+/// as x.
 pub fn log_log_slope((x1, y1): (f64, f64), (x2, y2): (f64, f64)) -> f64 {
     (y2 / y1).ln() / (x2 / x1).ln()
 }
 
 /// Formats a byte count as MiB with no decimals (the seed's "MB" are MiB: 2**20).
 pub fn mib(bytes: Option<u64>) -> String {
-    bytes.map_or("-".to_string(), |b| format!("{:.0}", b as f64 / (1u64 << 20) as f64))
+    bytes.map_or("-".to_string(), |b| {
+        format!("{:.0}", b as f64 / (1u64 << 20) as f64)
+    })
 }

@@ -1,30 +1,49 @@
 //! The reversal data set: layout, determinism and the input parser.
 use rstest::rstest;
-use transformer_course::data::{
-    digits_of, encode_pair, make_dataset, parse_digits, row, tokens_to_words, BOS_ID, EOS_ID, MAX_LEN, MIN_LEN, NUM_OFFSET, PAD_ID, SEQ_LEN,
+use transformer_course::data::{encode_pair, make_dataset, parse_digits, row};
+use transformer_course::vocab::{
+    digits_of, tokens_to_words, BOS_ID, EOS_ID, MAX_LEN, MIN_LEN, NUM_OFFSET,
+    PAD_ID, SEQ_LEN,
 };
 
 #[rstest]
-fn every_sample_is_a_reversal_with_eos_and_pad_in_place(#[values(0, 1, 42)] seed: u64) {
+fn every_sample_is_a_reversal_with_eos_and_pad_in_place(
+    #[values(0, 1, 42)] seed: u64,
+) {
     let ds = make_dataset(300, seed);
     assert_eq!(ds.src.size(), [300, SEQ_LEN as i64]);
     for i in 0..300 {
         let (s, t) = (row(&ds.src, i), row(&ds.tgt, i));
-        let n = s.iter().position(|&x| x == EOS_ID).expect("source has an EOS");
+        let n = s
+            .iter()
+            .position(|&x| x == EOS_ID)
+            .expect("source has an EOS");
         assert!((MIN_LEN..=MAX_LEN).contains(&n));
-        assert!(s[..n].iter().all(|&x| (NUM_OFFSET..NUM_OFFSET + 10).contains(&x)));
-        assert!(s[n + 1..].iter().all(|&x| x == PAD_ID), "only PAD after the source EOS");
+        assert!(s[..n]
+            .iter()
+            .all(|&x| (NUM_OFFSET..NUM_OFFSET + 10).contains(&x)));
+        assert!(
+            s[n + 1..].iter().all(|&x| x == PAD_ID),
+            "only PAD after the source EOS"
+        );
         assert_eq!(t[0], BOS_ID);
         let reversed: Vec<i64> = s[..n].iter().rev().copied().collect();
         assert_eq!(&t[1..=n], reversed.as_slice());
         assert_eq!(t[n + 1], EOS_ID);
-        assert!(t[n + 2..].iter().all(|&x| x == PAD_ID), "only PAD after the target EOS");
+        assert!(
+            t[n + 2..].iter().all(|&x| x == PAD_ID),
+            "only PAD after the target EOS"
+        );
     }
 }
 
 #[test]
 fn same_seed_same_data_other_seed_other_data() {
-    let (a, b, c) = (make_dataset(200, 7), make_dataset(200, 7), make_dataset(200, 8));
+    let (a, b, c) = (
+        make_dataset(200, 7),
+        make_dataset(200, 7),
+        make_dataset(200, 8),
+    );
     assert!(a.src.equal(&b.src) && a.tgt.equal(&b.tgt));
     assert!(!a.src.equal(&c.src));
 }
@@ -36,7 +55,10 @@ fn seed_0_starts_with_the_same_sample_on_every_machine() {
     let ds = make_dataset(1, 0);
     let first = row(&ds.src, 0);
     let again = row(&make_dataset(5, 0).src, 0);
-    assert_eq!(first, again, "a longer data set must start with the same samples");
+    assert_eq!(
+        first, again,
+        "a longer data set must start with the same samples"
+    );
 }
 
 #[test]
@@ -48,7 +70,10 @@ fn lengths_cover_3_to_12_evenly() {
     }
     for (len, &c) in counts.iter().enumerate() {
         if (MIN_LEN..=MAX_LEN).contains(&len) {
-            assert!((400..600).contains(&c), "length {len} appears {c} times in 5000");
+            assert!(
+                (400..600).contains(&c),
+                "length {len} appears {c} times in 5000"
+            );
         } else {
             assert_eq!(c, 0, "length {len} must not appear");
         }
@@ -80,5 +105,8 @@ fn parse_digits_accepts(#[case] args: &[&str], #[case] want: Vec<i64>) {
 #[case::too_many(&["1234567890123"], "too many")]
 fn parse_digits_rejects(#[case] args: &[&str], #[case] mentions: &str) {
     let err = parse_digits(args).unwrap_err().to_string();
-    assert!(err.contains(mentions), "'{err}' should mention '{mentions}'");
+    assert!(
+        err.contains(mentions),
+        "'{err}' should mention '{mentions}'"
+    );
 }

@@ -12,21 +12,17 @@
 //! missing PyTorch is an error.
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::embedding::{Init, PAD_ID};
-use transformer_course::transformer::{Transformer, TransformerConfig};
+use transformer_course::config::{Init, TransformerConfig};
+use transformer_course::transformer::Transformer;
+use transformer_course::vocab::{BOS_ID as BOS, EOS_ID as EOS, PAD_ID};
+
+mod common;
 
 const TOLERANCE: f64 = 1e-5;
-const BOS: i64 = 1;
-const EOS: i64 = 2;
-
-/// tch's generator is global and cargo runs test cases on several threads: seeding and
-/// drawing must not interleave with another case's, or the seed would mean nothing.
-static RNG_LOCK: Mutex<()> = Mutex::new(());
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -36,7 +32,10 @@ fn repo() -> PathBuf {
 fn python_with_torch() -> Result<PathBuf, String> {
     let python = repo().join(".venv/bin/python");
     if !python.exists() {
-        return Err(format!("{} does not exist (run scripts/setup.sh)", python.display()));
+        return Err(format!(
+            "{} does not exist (run scripts/setup.sh)",
+            python.display()
+        ));
     }
     let out = Command::new(&python)
         .args(["-c", "import torch, safetensors"])
@@ -57,8 +56,14 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Self {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("parity_pytorch-{}-{tag}-{nanos}", std::process::id()));
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "parity_pytorch-{}-{tag}-{nanos}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).expect("create scratch dir");
         Scratch(dir)
     }
@@ -79,7 +84,11 @@ impl Drop for Scratch {
 
 /// Rows of `len` with `lengths[r]` leading non-PAD tokens drawn by `token(r, i)` and
 /// PAD after them: [rows, len].
-fn padded(lengths: &[i64], len: i64, token: impl Fn(usize, i64) -> i64) -> Tensor {
+fn padded(
+    lengths: &[i64],
+    len: i64,
+    token: impl Fn(usize, i64) -> i64,
+) -> Tensor {
     let mut ids = Vec::with_capacity(lengths.len() * len as usize);
     for (r, &n) in lengths.iter().enumerate() {
         assert!(n <= len);
@@ -90,11 +99,27 @@ fn padded(lengths: &[i64], len: i64, token: impl Fn(usize, i64) -> i64) -> Tenso
 
 /// A batch shaped like the reversal task's, with padding on both sides:
 /// src = digits, EOS, PAD…; tgt_in = BOS, tokens…, PAD…
-fn batch(cfg: &TransformerConfig, src_lengths: &[i64], tgt_lengths: &[i64], ls: i64, lt: i64) -> (Tensor, Tensor) {
+fn batch(
+    cfg: &TransformerConfig,
+    src_lengths: &[i64],
+    tgt_lengths: &[i64],
+    ls: i64,
+    lt: i64,
+) -> (Tensor, Tensor) {
     assert_eq!(src_lengths.len(), tgt_lengths.len());
-    // Tokens from the global generator (the caller holds RNG_LOCK and has seeded it).
-    let src_tok = Tensor::randint_low(3, cfg.src_vocab, [src_lengths.len() as i64, ls], (Kind::Int64, Device::Cpu));
-    let tgt_tok = Tensor::randint_low(3, cfg.tgt_vocab, [tgt_lengths.len() as i64, lt], (Kind::Int64, Device::Cpu));
+    // Tokens from the global generator (the caller holds common::global_rng() and has seeded it).
+    let src_tok = Tensor::randint_low(
+        3,
+        cfg.src_vocab,
+        [src_lengths.len() as i64, ls],
+        (Kind::Int64, Device::Cpu),
+    );
+    let tgt_tok = Tensor::randint_low(
+        3,
+        cfg.tgt_vocab,
+        [tgt_lengths.len() as i64, lt],
+        (Kind::Int64, Device::Cpu),
+    );
     let src = padded(src_lengths, ls, |r, i| {
         if i == src_lengths[r] - 1 {
             EOS
@@ -102,7 +127,13 @@ fn batch(cfg: &TransformerConfig, src_lengths: &[i64], tgt_lengths: &[i64], ls: 
             src_tok.int64_value(&[r as i64, i])
         }
     });
-    let tgt_in = padded(tgt_lengths, lt, |r, i| if i == 0 { BOS } else { tgt_tok.int64_value(&[r as i64, i]) });
+    let tgt_in = padded(tgt_lengths, lt, |r, i| {
+        if i == 0 {
+            BOS
+        } else {
+            tgt_tok.int64_value(&[r as i64, i])
+        }
+    });
     (src, tgt_in)
 }
 
@@ -111,7 +142,7 @@ fn batch(cfg: &TransformerConfig, src_lengths: &[i64], tgt_lengths: &[i64], ls: 
 #[case::reverse_task_seed_1234(1234, TransformerConfig::reverse_task(), &[6, 14, 2, 11], &[7, 2, 13, 12])]
 #[case::d64_h8_three_layers(
     7,
-    TransformerConfig { src_vocab: 17, tgt_vocab: 11, d_model: 64, num_heads: 8, dff: 192, num_layers: 3, max_len: 24, ..TransformerConfig::reverse_task() },
+    TransformerConfig { src_vocab: 17, tgt_vocab: 11, d_model: 64, num_heads: 8, d_ff: 192, num_layers: 3, max_len: 24, ..TransformerConfig::reverse_task() },
     &[20, 5, 13, 2, 17, 9],
     &[3, 18, 1, 11, 18, 7]
 )]
@@ -123,22 +154,33 @@ fn rust_and_pytorch_logits_agree(
 ) {
     let python = match python_with_torch() {
         Ok(p) => p,
-        Err(why) if std::env::var("PARITY_REQUIRE_TORCH").as_deref() == Ok("1") => panic!("PARITY_REQUIRE_TORCH=1 but {why}"),
+        Err(why)
+            if std::env::var("PARITY_REQUIRE_TORCH").as_deref() == Ok("1") =>
+        {
+            panic!("PARITY_REQUIRE_TORCH=1 but {why}")
+        }
         Err(why) => {
             eprintln!("skipped: PyTorch parity test needs the venv from scripts/setup.sh: {why}");
             return;
         }
     };
-    let config = TransformerConfig { dropout: 0.0, init: Init::Paper, ..config };
+    let config = TransformerConfig {
+        dropout: 0.0,
+        init: Init::Paper,
+        ..config
+    };
     let ls = *src_lengths.iter().max().unwrap();
     let lt = *tgt_lengths.iter().max().unwrap();
-    let tag = format!("seed{seed}-d{}-h{}-n{}", config.d_model, config.num_heads, config.num_layers);
+    let tag = format!(
+        "seed{seed}-d{}-h{}-n{}",
+        config.d_model, config.num_heads, config.num_layers
+    );
     let dir = Scratch::new(&tag);
 
     // Build, perturb and save the model, and draw the batch, under one seed.
     let vs = nn::VarStore::new(Device::Cpu);
     let (model, src, tgt_in) = {
-        let _guard = RNG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = common::global_rng();
         tch::manual_seed(seed);
         let model = Transformer::new(vs.root(), config).expect("valid config");
         let mut names: Vec<_> = vs.variables().into_iter().collect();
@@ -152,30 +194,57 @@ fn rust_and_pytorch_logits_agree(
         let (src, tgt_in) = batch(&config, src_lengths, tgt_lengths, ls, lt);
         (model, src, tgt_in)
     };
-    assert!(src.eq(PAD_ID).any().int64_value(&[]) == 1, "the batch must pad the source");
-    assert!(tgt_in.eq(PAD_ID).any().int64_value(&[]) == 1, "the batch must pad the target");
+    assert!(
+        src.eq(PAD_ID).any().int64_value(&[]) == 1,
+        "the batch must pad the source"
+    );
+    assert!(
+        tgt_in.eq(PAD_ID).any().int64_value(&[]) == 1,
+        "the batch must pad the target"
+    );
 
     let weights = dir.path("weights.safetensors");
     let inputs = dir.path("inputs.safetensors");
     let out = dir.path("torch_logits.safetensors");
     vs.save(&weights).expect("save weights");
-    Tensor::write_safetensors(&[("src", &src), ("tgt_in", &tgt_in)], &inputs).expect("write inputs");
+    Tensor::write_safetensors(&[("src", &src), ("tgt_in", &tgt_in)], &inputs)
+        .expect("write inputs");
 
     let rust = tch::no_grad(|| model.forward(&src, &tgt_in, false));
-    let torch = run_reference(&python, &weights, &inputs, &out, config.num_heads);
+    let torch =
+        run_reference(&python, &weights, &inputs, &out, config.num_heads);
 
-    assert_eq!(rust.size(), vec![src_lengths.len() as i64, lt, config.tgt_vocab]);
-    assert_eq!(torch.size(), rust.size(), "PyTorch's logits have another shape");
+    assert_eq!(
+        rust.size(),
+        vec![src_lengths.len() as i64, lt, config.tgt_vocab]
+    );
+    assert_eq!(
+        torch.size(),
+        rust.size(),
+        "PyTorch's logits have another shape"
+    );
     let max_diff = (&rust - &torch).abs().max().double_value(&[]);
     let scale = rust.abs().max().double_value(&[]);
     let spread = rust.std(true).double_value(&[]);
     println!("parity {tag}: max|rust - torch| = {max_diff:.3e}  (max|logit| = {scale:.3}, std = {spread:.3})");
     // A degenerate model (all logits equal) would agree with anything.
-    assert!(spread > 0.1, "logits barely vary (std {spread}); the comparison would prove nothing");
-    assert!(max_diff.is_finite() && max_diff < TOLERANCE, "Rust and PyTorch disagree: max|Δ| = {max_diff:.3e} ≥ {TOLERANCE:e}");
+    assert!(
+        spread > 0.1,
+        "logits barely vary (std {spread}); the comparison would prove nothing"
+    );
+    assert!(
+        max_diff.is_finite() && max_diff < TOLERANCE,
+        "Rust and PyTorch disagree: max|Δ| = {max_diff:.3e} ≥ {TOLERANCE:e}"
+    );
 }
 
-fn run_reference(python: &Path, weights: &Path, inputs: &Path, out: &Path, heads: i64) -> Tensor {
+fn run_reference(
+    python: &Path,
+    weights: &Path,
+    inputs: &Path,
+    out: &Path,
+    heads: i64,
+) -> Tensor {
     let script = repo().join("scripts/torch_reference.py");
     let result = Command::new(python)
         .current_dir(repo())

@@ -3,16 +3,48 @@
 use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
-use transformer_course::embedding::Init;
-use transformer_course::sdpa::{log_log_slope, manual_causal_forward, score_matrix_bytes, sdpa_forward, to_sdpa_mask, Measurement, SweepRow};
-use transformer_course::transformer::{make_causal_mask, make_padding_mask, Transformer, TransformerConfig};
-use transformer_course::viz::{attention_maps, draw_heatmaps, expected_column, mean_over_heads, row_maxima, Panel};
+use transformer_course::config::TransformerConfig;
+use transformer_course::plot::{heatmaps, save, Figure, Format, Panel};
+use transformer_course::sdpa::{
+    log_log_slope, manual_causal_forward, score_matrix_bytes, sdpa_forward,
+    to_sdpa_mask, Measurement, SweepRow,
+};
+use transformer_course::transformer::{
+    make_causal_mask, make_padding_mask, Transformer,
+};
+use transformer_course::viz::{
+    attention_maps, expected_column, mean_over_heads, row_maxima,
+};
+
+mod common;
+use common::global_rng;
 
 fn small_model(seed: i64) -> (nn::VarStore, Transformer) {
+    common::tiny_model(seed)
+}
+
+/// Multi-head attention of width `d` with `h` heads, its weights drawn from `seed`.
+fn mha(d: i64, h: i64, seed: i64) -> (nn::VarStore, MultiHeadAttention) {
+    let _rng = global_rng();
     tch::manual_seed(seed);
     let vs = nn::VarStore::new(Device::Cpu);
-    let m = Transformer::new(vs.root(), TransformerConfig { d_model: 32, dff: 64, dropout: 0.0, ..TransformerConfig::reverse_task() }).unwrap();
+    let cfg = TransformerConfig {
+        d_model: d,
+        num_heads: h,
+        ..common::tiny_config()
+    };
+    let m = MultiHeadAttention::new(vs.root(), &cfg).unwrap();
     (vs, m)
+}
+
+fn randn(shape: &[i64], seed: i64) -> Tensor {
+    let _rng = global_rng();
+    tch::manual_seed(seed);
+    Tensor::randn(shape, (Kind::Float, Device::Cpu))
+}
+
+fn figure(title: &str, columns: usize, values: bool) -> Figure<'_> {
+    Figure::weights(title, columns, values, ("x", "y"))
 }
 
 #[rstest]
@@ -27,12 +59,30 @@ fn attention_maps_are_cut_to_the_real_tokens(#[case] digits: &[i64]) {
     assert_eq!(maps.source_labels.last().unwrap(), "<eos>");
     assert_eq!(maps.target_labels[0], "<bos>");
     let rows = maps.target_labels.len();
-    assert!(rows >= 1 && rows <= n_src, "at most BOS + one row per digit, got {rows}");
+    assert!(
+        rows >= 1 && rows <= n_src,
+        "at most BOS + one row per digit, got {rows}"
+    );
     assert_eq!(maps.cross.len(), 2, "one map per layer");
     assert_eq!(maps.cross[1].len(), 4, "one map per head");
-    assert_eq!((maps.cross[1][0].len(), maps.cross[1][0][0].len()), (rows, n_src));
-    assert_eq!((maps.encoder_self[0][0].len(), maps.encoder_self[0][0][0].len()), (n_src, n_src));
-    assert_eq!((maps.decoder_self[0][0].len(), maps.decoder_self[0][0][0].len()), (rows, rows));
+    assert_eq!(
+        (maps.cross[1][0].len(), maps.cross[1][0][0].len()),
+        (rows, n_src)
+    );
+    assert_eq!(
+        (
+            maps.encoder_self[0][0].len(),
+            maps.encoder_self[0][0][0].len()
+        ),
+        (n_src, n_src)
+    );
+    assert_eq!(
+        (
+            maps.decoder_self[0][0].len(),
+            maps.decoder_self[0][0][0].len()
+        ),
+        (rows, rows)
+    );
     // Cutting drops only PAD columns, which get no weight, so each row still sums to 1.
     let mean = mean_over_heads(&maps.cross[1]);
     for r in &mean {
@@ -53,7 +103,10 @@ fn attention_maps_reject_overlong_input() {
 #[test]
 fn anti_diagonal_bookkeeping() {
     // 3 digits: rows <bos>, d3, d2, d1 look at columns 2, 1, 0 and then EOS (3).
-    assert_eq!((0..4).map(|i| expected_column(i, 3)).collect::<Vec<_>>(), vec![2, 1, 0, 3]);
+    assert_eq!(
+        (0..4).map(|i| expected_column(i, 3)).collect::<Vec<_>>(),
+        vec![2, 1, 0, 3]
+    );
     let perfect = vec![
         vec![0.0, 0.1, 0.9, 0.0],
         vec![0.0, 0.8, 0.2, 0.0],
@@ -70,7 +123,9 @@ fn anti_diagonal_bookkeeping() {
 fn panel(n: usize) -> Panel {
     Panel {
         title: "t".into(),
-        matrix: (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect()).collect(),
+        matrix: (0..n)
+            .map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect())
+            .collect(),
         row_labels: (0..n).map(|i| format!("r{i}")).collect(),
         col_labels: (0..n).map(|i| format!("c{i}")).collect(),
     }
@@ -78,57 +133,105 @@ fn panel(n: usize) -> Panel {
 
 #[test]
 fn heatmap_writer_makes_valid_svg_and_png() {
-    let dir = std::env::temp_dir().join(format!("course-heatmap-{}", std::process::id()));
-    let svg = dir.join("h.svg");
-    draw_heatmaps(&svg, "A title", &[panel(4)], 1, true, "x", "y").unwrap();
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let svg = heatmaps(Format::Svg, &figure("A title", 1, true), &[panel(4)])
+        .unwrap();
+    let text = String::from_utf8(svg).unwrap();
     assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
     for label in ["A title", "r3", "c0", "1.00", "0.00"] {
         assert!(text.contains(label), "the SVG lacks '{label}'");
     }
-    let png = dir.join("h.png");
-    draw_heatmaps(&png, "A title", &[panel(4)], 1, true, "x", "y").unwrap();
-    let bytes = std::fs::read(&png).unwrap();
+    let bytes = heatmaps(Format::Png, &figure("A title", 1, true), &[panel(4)])
+        .unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
-    // Width and height sit big-endian at bytes 16..24 of the IHDR chunk; they follow the
-    // layout (cells of 52 px plus margins), so a 4×4 map is wider than tall only by the bar.
+    // Width and height sit big-endian at bytes 16..24 of the IHDR chunk; they follow
+    // the layout (cells of 52 px plus margins).
     let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
     let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
     assert_eq!((w, h), (90 + 4 * 52 + 110, 70 + 4 * 52 + 40 + 60));
     // A grid of 2×3 panels is three panels wide and two high.
-    let grid = dir.join("g.png");
-    draw_heatmaps(&grid, "grid", &vec![panel(3); 6], 3, false, "x", "y").unwrap();
-    let g = std::fs::read(&grid).unwrap();
-    assert_eq!(u32::from_be_bytes(g[16..20].try_into().unwrap()), 3 * (90 + 3 * 22) + 110);
-    assert_eq!(u32::from_be_bytes(g[20..24].try_into().unwrap()), 2 * (70 + 3 * 22 + 40) + 60);
-    assert!(draw_heatmaps(&dir.join("h.jpg"), "x", &[panel(2)], 1, true, "x", "y").is_err());
+    let g =
+        heatmaps(Format::Png, &figure("grid", 3, false), &vec![panel(3); 6])
+            .unwrap();
+    assert_eq!(
+        u32::from_be_bytes(g[16..20].try_into().unwrap()),
+        3 * (90 + 3 * 22) + 110
+    );
+    assert_eq!(
+        u32::from_be_bytes(g[20..24].try_into().unwrap()),
+        2 * (70 + 3 * 22 + 40) + 60
+    );
+}
+
+#[test]
+fn figures_are_written_in_the_format_their_name_says() {
+    let dir = std::env::temp_dir()
+        .join(format!("course-figures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["h.svg", "h.png"] {
+        let path = dir.join(name);
+        save(&path, |f| heatmaps(f, &figure("t", 1, true), &[panel(2)]))
+            .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let is_png = &bytes[1..4] == b"PNG";
+        assert_eq!(
+            is_png,
+            name.ends_with(".png"),
+            "{name} holds the wrong format"
+        );
+    }
+    let err = save(&dir.join("h.jpg"), |f| {
+        heatmaps(f, &figure("t", 1, true), &[panel(2)])
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains(".svg or .png"), "{err}");
+    assert!(!dir.join("h.jpg").exists());
 }
 
 #[rstest]
 #[case(2, 16, 32, 4)]
 #[case(1, 33, 64, 8)]
-fn sdpa_agrees_with_the_hand_written_path_on_a_causal_mask(#[case] b: i64, #[case] l: i64, #[case] d: i64, #[case] h: i64) {
-    tch::manual_seed(0);
-    let vs = nn::VarStore::new(Device::Cpu);
-    let mha = MultiHeadAttention::new(vs.root(), d, h, 0.0, Init::Paper).unwrap();
-    let x = Tensor::randn([b, l, d], (Kind::Float, Device::Cpu));
-    let diff = (manual_causal_forward(&mha, &x) - sdpa_forward(&mha, &x, true, None)).abs().max().double_value(&[]);
+fn sdpa_agrees_with_the_hand_written_path_on_a_causal_mask(
+    #[case] b: i64,
+    #[case] l: i64,
+    #[case] d: i64,
+    #[case] h: i64,
+) {
+    let (_vs, mha) = mha(d, h, 0);
+    let x = randn(&[b, l, d], 1);
+    let diff = (manual_causal_forward(&mha, &x)
+        - sdpa_forward(&mha, &x, true, None))
+    .abs()
+    .max()
+    .double_value(&[]);
     assert!(diff < 1e-4, "{diff}");
     // Passing our causal mask through the converter must give the same as is_causal.
-    let via_mask = sdpa_forward(&mha, &x, false, Some(&make_causal_mask(l, Device::Cpu)));
-    assert!((via_mask - sdpa_forward(&mha, &x, true, None)).abs().max().double_value(&[]) < 1e-5);
+    let via_mask =
+        sdpa_forward(&mha, &x, false, Some(&make_causal_mask(l, Device::Cpu)));
+    assert!(
+        (via_mask - sdpa_forward(&mha, &x, true, None))
+            .abs()
+            .max()
+            .double_value(&[])
+            < 1e-5
+    );
 }
 
 #[test]
 fn sdpa_agrees_with_the_hand_written_path_on_a_padding_mask() {
-    tch::manual_seed(1);
-    let vs = nn::VarStore::new(Device::Cpu);
-    let mha = MultiHeadAttention::new(vs.root(), 32, 4, 0.0, Init::Paper).unwrap();
-    let x = Tensor::randn([3, 10, 32], (Kind::Float, Device::Cpu));
-    let ids = Tensor::from_slice(&[1i64, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]).view([3, 10]);
+    let (_vs, mha) = mha(32, 4, 1);
+    let x = randn(&[3, 10, 32], 2);
+    let ids = Tensor::from_slice(&[
+        1i64, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1,
+        0, 0, 0, 0, 0, 0, 0,
+    ])
+    .view([3, 10]);
     let pad = make_padding_mask(&ids);
     let manual = mha.forward(&x, &x, &x, Some(&pad), false).0;
-    let diff = (manual - sdpa_forward(&mha, &x, false, Some(&pad))).abs().max().double_value(&[]);
+    let diff = (manual - sdpa_forward(&mha, &x, false, Some(&pad)))
+        .abs()
+        .max()
+        .double_value(&[]);
     assert!(diff < 1e-4, "{diff}");
 }
 
@@ -142,13 +245,36 @@ fn mask_conversion_flips_every_entry() {
 
 #[test]
 fn sweep_bookkeeping() {
-    let m = |ms, mib: u64| Some(Measurement { ms, peak_bytes: Some(mib << 20) });
-    let r = SweepRow { len: 256, manual: m(8.0, 64), sdpa: m(2.0, 4) };
+    let m = |ms, mib: u64| {
+        Some(Measurement {
+            ms,
+            peak_bytes: Some(mib << 20),
+        })
+    };
+    let r = SweepRow {
+        len: 256,
+        manual: m(8.0, 64),
+        sdpa: m(2.0, 4),
+    };
     assert_eq!(r.speedup(), Some(4.0));
     assert_eq!(r.memory_ratio(), Some(16.0));
-    let oom = SweepRow { len: 8192, manual: None, sdpa: m(1.0, 4) };
+    let oom = SweepRow {
+        len: 8192,
+        manual: None,
+        sdpa: m(1.0, 4),
+    };
     assert_eq!((oom.speedup(), oom.memory_ratio()), (None, None));
-    let tiny = SweepRow { len: 128, manual: Some(Measurement { ms: 1.0, peak_bytes: Some(10) }), sdpa: Some(Measurement { ms: 1.0, peak_bytes: Some(0) }) };
+    let tiny = SweepRow {
+        len: 128,
+        manual: Some(Measurement {
+            ms: 1.0,
+            peak_bytes: Some(10),
+        }),
+        sdpa: Some(Measurement {
+            ms: 1.0,
+            peak_bytes: Some(0),
+        }),
+    };
     assert_eq!(tiny.memory_ratio(), None, "no ratio of sub-MiB readings");
     assert_eq!(score_matrix_bytes(8, 8, 1024, Kind::BFloat16), 128 << 20);
     assert!((log_log_slope((128.0, 1.0), (256.0, 4.0)) - 2.0).abs() < 1e-12);

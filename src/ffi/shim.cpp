@@ -1,21 +1,39 @@
-// The few libtorch calls that tch 0.24 does not expose. Compiled by build.rs against
-// the headers of the same libtorch that tch links, and called from src/sys.rs.
-// Every function catches C++ exceptions: an exception crossing into Rust is undefined
-// behaviour, so failures come back as a negative return value instead.
+// The few libtorch calls that tch 0.24 does not expose. Compiled by build.rs
+// against the headers of the same libtorch that tch links, and called from
+// src/sys.rs. Every function catches C++ exceptions: an exception crossing into
+// Rust is undefined behaviour, so failures come back as a negative return value
+// instead.
 #include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/_fused_adam.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/Event.h>
+#include <c10/core/Stream.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+#include <c10/util/Exception.h>
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#endif
+
 #include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
 
 extern "C" {
 
 // ANCHOR: bf16
-// tch::autocast turns CUDA autocast on but always in its default fp16; this picks bf16,
-// the precision the course trains in (same exponent range as fp32, so no loss scaling).
+// tch::autocast turns CUDA autocast on but always in its default fp16; this
+// picks bf16, the precision the course trains in (same exponent range as fp32,
+// so no loss scaling).
 int course_set_cuda_autocast_bf16(int bf16) {
   try {
-    at::autocast::set_autocast_dtype(at::kCUDA, bf16 ? at::kBFloat16 : at::kHalf);
+    auto dtype = bf16 ? at::kBFloat16 : at::kHalf;
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
     return 0;
   } catch (...) {
     return -1;
@@ -25,10 +43,11 @@ int course_set_cuda_autocast_bf16(int bf16) {
 // ANCHOR_END: bf16
 
 // ANCHOR: autocast
-// tch::autocast goes through at::autocast::set_enabled / is_enabled, which libtorch 2.11
-// deprecates with a warning on every call (five lines per training step). These use the
-// per-device API instead and do the same bookkeeping: remember the old state, count the
-// nesting, and drop the cache of cast weights when the outermost region closes.
+// tch::autocast goes through at::autocast::set_enabled / is_enabled, which
+// libtorch 2.11 deprecates with a warning on every call (five lines per
+// training step). These use the per-device API instead and do the same
+// bookkeeping: remember the old state, count the nesting, and drop the cache
+// of cast weights when the outermost region closes.
 // Returns the previous state (0/1), or -1 on error.
 int course_cuda_autocast_enter(int enabled) {
   try {
@@ -64,14 +83,16 @@ int course_cuda_autocast_is_enabled() {
 // 1 for bf16, 0 for fp16, -1 on error.
 int course_cuda_autocast_is_bf16() {
   try {
-    return at::autocast::get_autocast_dtype(at::kCUDA) == at::kBFloat16 ? 1 : 0;
+    auto dtype = at::autocast::get_autocast_dtype(at::kCUDA);
+    return dtype == at::kBFloat16 ? 1 : 0;
   } catch (...) {
     return -1;
   }
 }
 
 // ANCHOR: tf32
-// PyTorch's torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32.
+// PyTorch's torch.backends.cuda.matmul.allow_tf32 and
+// torch.backends.cudnn.allow_tf32.
 int course_set_allow_tf32(int allow) {
   try {
     at::globalContext().setAllowTF32CuBLAS(allow != 0);
@@ -92,13 +113,16 @@ int course_allow_tf32() {
   }
 }
 
-// Peak bytes handed out by the accelerator's caching allocator since the last reset,
-// the number torch.cuda.max_memory_allocated() reports. -1 without an accelerator.
+// Peak bytes handed out by the accelerator's caching allocator since the last
+// reset, the number torch.cuda.max_memory_allocated() reports. -1 without an
+// accelerator.
 int64_t course_accelerator_peak_allocated(int device) {
   try {
     if (!at::accelerator::getAccelerator(false).has_value()) return -1;
-    auto stats = at::accelerator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+    auto index = static_cast<c10::DeviceIndex>(device);
+    auto stats = at::accelerator::getDeviceStats(index);
+    auto all = c10::CachingAllocator::StatType::AGGREGATE;
+    return stats.allocated_bytes[static_cast<size_t>(all)].peak;
   } catch (...) {
     return -1;
   }
@@ -113,5 +137,342 @@ int course_accelerator_reset_peak(int device) {
     return -1;
   }
 }
+
+// -----------------------------------------------------------------------------
+// The functions below report failures through course_last_error(): one
+// sentence, kept per thread, without libtorch's C++ backtrace.
+
+extern "C++" {
+static thread_local std::string last_error;
+
+static int fail(const char* what) {
+  last_error = what;
+  return -1;
+}
+
+// Runs `body` (which returns an int >= 0) and turns any C++ exception into -1.
+template <class Body>
+static int guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const c10::Error& e) {
+    return fail(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  } catch (...) {
+    return fail("unknown C++ exception in the shim");
+  }
+}
+}  // extern "C++"
+
+const char* course_last_error() { return last_error.c_str(); }
+
+extern "C++" {
+// tch's Tensor is a pointer to a heap-allocated at::Tensor (torch-sys's
+// C_tensor).
+static std::vector<at::Tensor> tensors(void* const* ptrs, int64_t n) {
+  std::vector<at::Tensor> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    out.push_back(*static_cast<at::Tensor*>(ptrs[i]));
+  }
+  return out;
+}
+}  // extern "C++"
+
+// ANCHOR: fused_adam
+// One Adam step for every parameter that has a gradient, in the few
+// multi-tensor kernels of at::_fused_adam_ (what PyTorch runs for
+// Adam(fused=True)) instead of torch::optim::Adam's handful of kernels per
+// parameter. `step` is one float32 scalar on the parameters' device, shared by
+// all of them: the kernel reads it, so it is incremented here first, as
+// PyTorch does. `lr_tensor` (may be null) is a float32 scalar on the device
+// that replaces `lr`: a CUDA graph bakes a double argument into the captured
+// kernel, but reads a tensor afresh on every replay.
+int course_fused_adam_step(void* const* params, void* const* exp_avgs,
+                           void* const* exp_avg_sqs, int64_t n, void* step,
+                           double lr, void* lr_tensor, double beta1,
+                           double beta2, double eps, double weight_decay) {
+  return guarded([&] {
+    at::NoGradGuard no_grad;  // the update is not itself differentiated
+    auto all_p = tensors(params, n);
+    auto all_m = tensors(exp_avgs, n);
+    auto all_v = tensors(exp_avg_sqs, n);
+    std::vector<at::Tensor> p, g, m, v;
+    for (int64_t i = 0; i < n; ++i) {
+      const at::Tensor& grad = all_p[i].grad();
+      if (!grad.defined()) continue;  // as in PyTorch: no gradient, no step
+      p.push_back(all_p[i]);
+      g.push_back(grad);
+      m.push_back(all_m[i]);
+      v.push_back(all_v[i]);
+    }
+    if (p.empty()) return 0;
+    at::Tensor& count = *static_cast<at::Tensor*>(step);
+    count.add_(1);
+    std::vector<at::Tensor> steps(p.size(), count);
+    const bool amsgrad = false, maximize = false;
+    if (lr_tensor != nullptr) {
+      const at::Tensor& lr_t = *static_cast<at::Tensor*>(lr_tensor);
+      at::_fused_adam_(p, g, m, v, {}, steps, lr_t, beta1, beta2,
+                       weight_decay, eps, amsgrad, maximize);
+    } else {
+      at::_fused_adam_(p, g, m, v, {}, steps, lr, beta1, beta2, weight_decay,
+                       eps, amsgrad, maximize);
+    }
+    return 0;
+  });
+}
+// ANCHOR_END: fused_adam
+
+// optimizer.zero_grad(set_to_none=True): drops the gradients instead of
+// writing zeros into them, so the next backward pass allocates them afresh (no
+// kernel at all).
+int course_set_grads_to_none(void* const* params, int64_t n) {
+  return guarded([&] {
+    for (int64_t i = 0; i < n; ++i) {
+      static_cast<at::Tensor*>(params[i])->mutable_grad().reset();
+    }
+    return 0;
+  });
+}
+
+// ANCHOR: cpu_autocast
+// The CPU twin of course_cuda_autocast_enter/exit: the same bookkeeping on
+// the CPU's own autocast switch, which libtorch keeps apart from CUDA's.
+int course_cpu_autocast_enter(int enabled) {
+  return guarded([&] {
+    int previous = at::autocast::is_autocast_enabled(at::kCPU) ? 1 : 0;
+    at::autocast::set_autocast_enabled(at::kCPU, enabled != 0);
+    at::autocast::increment_nesting();
+    return previous;
+  });
+}
+
+int course_cpu_autocast_exit(int previous) {
+  return guarded([&] {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(at::kCPU, previous != 0);
+    return 0;
+  });
+}
+// ANCHOR_END: cpu_autocast
+
+int course_cpu_autocast_is_enabled() {
+  return guarded([&] {
+    return at::autocast::is_autocast_enabled(at::kCPU) ? 1 : 0;
+  });
+}
+
+// libtorch's CPU autocast already defaults to bf16; set it anyway so that the
+// recipe does not depend on a default.
+int course_set_cpu_autocast_bf16() {
+  return guarded([&] {
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    return 0;
+  });
+}
+
+int course_cpu_autocast_is_bf16() {
+  return guarded([&] {
+    auto dtype = at::autocast::get_autocast_dtype(at::kCPU);
+    return dtype == at::kBFloat16 ? 1 : 0;
+  });
+}
+
+// Returns the previous setting (0/1). The cache keeps the bf16 copies of the
+// weights for the length of an autocast region.
+int course_set_autocast_cache_enabled(int enabled) {
+  return guarded([&] {
+    int previous = at::autocast::is_autocast_cache_enabled() ? 1 : 0;
+    at::autocast::set_autocast_cache_enabled(enabled != 0);
+    return previous;
+  });
+}
+
+// -----------------------------------------------------------------------------
+// ANCHOR: side_stream
+// Streams through c10's device-generic interface, which needs no CUDA header:
+// a side stream from libtorch's pool, made current for a while, ordered after
+// the work already queued on the previous stream and before what comes after.
+struct CourseSideStream {
+  c10::Stream side;
+  c10::Stream previous;
+};
+
+void* course_side_stream_new(int device) {
+  try {
+    c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
+    auto index = static_cast<c10::DeviceIndex>(device);
+    auto dev = c10::Device(c10::DeviceType::CUDA, index);
+    auto side = impl.getStreamFromGlobalPool(dev, /*isHighPriority=*/false);
+    return new CourseSideStream{side, side};
+  } catch (const c10::Error& e) {
+    fail(e.what_without_backtrace());
+  } catch (...) {
+    fail("could not get a CUDA stream from libtorch's pool");
+  }
+  return nullptr;
+}
+
+void course_side_stream_free(void* s) {
+  delete static_cast<CourseSideStream*>(s);
+}
+
+int course_side_stream_enter(void* s) {
+  return guarded([&] {
+    auto* st = static_cast<CourseSideStream*>(s);
+    c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
+    st->previous = impl.exchangeStream(st->side);
+    c10::Event ready(c10::DeviceType::CUDA);
+    ready.record(st->previous);
+    ready.block(st->side);
+    return 0;
+  });
+}
+
+int course_side_stream_exit(void* s) {
+  return guarded([&] {
+    auto* st = static_cast<CourseSideStream*>(s);
+    c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
+    impl.exchangeStream(st->previous);
+    c10::Event done(c10::DeviceType::CUDA);
+    done.record(st->side);
+    done.block(st->previous);
+    return 0;
+  });
+}
+
+int course_cuda_synchronize(int device) {
+  return guarded([&] {
+    c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
+    impl.synchronizeDevice(static_cast<c10::DeviceIndex>(device));
+    return 0;
+  });
+}
+// ANCHOR_END: side_stream
+
+// -----------------------------------------------------------------------------
+// ANCHOR: cuda_graph
+// at::cuda::CUDAGraph, found at run time. Its header pulls in the CUDA
+// runtime's headers, and the PyPI wheel ships them incomplete (no
+// crt/host_config.h), so this file cannot include it. The class has no virtual
+// functions, so its methods are plain functions taking `this` first; dlsym
+// finds them in libtorch_cuda.so, which libtorch.so loads when it was built
+// with CUDA. The object lives in storage of our own, far larger than the class
+// (104 bytes in libtorch 2.11, measured against a full set of CUDA headers).
+extern "C++" {
+namespace {
+enum CaptureMode : int { kCaptureModeGlobal = 0 };  // cudaStreamCaptureMode
+using MempoolId = std::pair<unsigned long long, unsigned long long>;
+
+const char* const kCtor = "_ZN2at4cuda9CUDAGraphC1Eb";
+const char* const kDtor = "_ZN2at4cuda9CUDAGraphD1Ev";
+const char* const kCaptureBegin =
+    "_ZN2at4cuda9CUDAGraph13capture_beginESt4pairIyyE21cudaStreamCaptureMode";
+const char* const kCaptureEnd = "_ZN2at4cuda9CUDAGraph11capture_endEv";
+const char* const kReplay = "_ZN2at4cuda9CUDAGraph6replayEv";
+
+struct GraphApi {
+  void (*ctor)(void*, bool) = nullptr;
+  void (*dtor)(void*) = nullptr;
+  void (*capture_begin)(void*, MempoolId, int) = nullptr;
+  void (*capture_end)(void*) = nullptr;
+  void (*replay)(void*) = nullptr;
+  const char* missing = nullptr;  // the first function not found
+
+  template <class F>
+  void find(F& f, const char* name) {
+#if defined(_WIN32)
+    f = nullptr;  // MSVC names its symbols differently, and there is no dlsym
+#else
+    f = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+#endif
+    if (f == nullptr && missing == nullptr) missing = name;
+  }
+
+  GraphApi() {
+    find(ctor, kCtor);
+    find(dtor, kDtor);
+    find(capture_begin, kCaptureBegin);
+    find(capture_end, kCaptureEnd);
+    find(replay, kReplay);
+  }
+};
+
+const GraphApi& graph_api() {
+  static const GraphApi api;
+  return api;
+}
+
+constexpr size_t kGraphStorage = 1024;
+constexpr std::align_val_t kGraphAlign{64};
+}  // namespace
+}  // extern "C++"
+
+// 1 when this libtorch has CUDA graphs, else 0 (and course_last_error says
+// why).
+int course_cuda_graph_available() {
+  const char* missing = graph_api().missing;
+  if (missing == nullptr) return 1;
+  last_error = std::string("this libtorch has no CUDA graphs (") + missing +
+               " not found)";
+  return 0;
+}
+
+void* course_cuda_graph_new() {
+  if (!course_cuda_graph_available()) return nullptr;
+  void* storage = nullptr;
+  try {
+    storage = ::operator new(kGraphStorage, kGraphAlign);
+    std::memset(storage, 0, kGraphStorage);
+    graph_api().ctor(storage, /*keep_graph=*/false);
+    return storage;
+  } catch (const c10::Error& e) {
+    fail(e.what_without_backtrace());
+  } catch (...) {
+    fail("could not create a CUDA graph");
+  }
+  if (storage != nullptr) ::operator delete(storage, kGraphAlign);
+  return nullptr;
+}
+
+void course_cuda_graph_free(void* g) {
+  if (g == nullptr) return;
+  try {
+    graph_api().dtor(g);
+  } catch (...) {
+    // Nothing to do about a destructor that throws; the storage still goes.
+  }
+  ::operator delete(g, kGraphAlign);
+}
+
+// Must run on a side stream (course_side_stream_enter): libtorch refuses to
+// capture the default stream. capture_begin registers libtorch's default CUDA
+// generator with the graph, and every replay then advances it by what the
+// whole graph consumes: each replay draws fresh dropout masks.
+int course_cuda_graph_capture_begin(void* g) {
+  return guarded([&] {
+    graph_api().capture_begin(g, MempoolId{0, 0}, kCaptureModeGlobal);
+    return 0;
+  });
+}
+
+// Ends the capture and instantiates the graph (keep_graph = false).
+int course_cuda_graph_capture_end(void* g) {
+  return guarded([&] {
+    graph_api().capture_end(g);
+    return 0;
+  });
+}
+
+// Launches the whole captured graph on the current stream.
+int course_cuda_graph_replay(void* g) {
+  return guarded([&] {
+    graph_api().replay(g);
+    return 0;
+  });
+}
+// ANCHOR_END: cuda_graph
 
 }  // extern "C"

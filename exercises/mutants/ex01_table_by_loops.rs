@@ -1,0 +1,24 @@
+// Wrong solutions of ex01_table_by_loops.
+
+// MUTANT: exponent_i — the exponent i/d_model instead of 2i/d_model
+    let mut values = Vec::with_capacity((max_len * d_model) as usize);
+    for pos in 0..max_len {
+        for i in 0..d_model / 2 {
+            let angle = pos as f64 / 10000f64.powf(i as f64 / d_model as f64);
+            values.push(angle.sin() as f32);
+            values.push(angle.cos() as f32);
+        }
+    }
+    Tensor::from_slice(&values).view([max_len, d_model])
+
+// MUTANT: cos_first — cos in the even columns, sin in the odd ones
+    let mut values = Vec::with_capacity((max_len * d_model) as usize);
+    for pos in 0..max_len {
+        for i in 0..d_model / 2 {
+            let exponent = 2.0 * i as f64 / d_model as f64;
+            let angle = pos as f64 / 10000f64.powf(exponent);
+            values.push(angle.cos() as f32);
+            values.push(angle.sin() as f32);
+        }
+    }
+    Tensor::from_slice(&values).view([max_len, d_model])

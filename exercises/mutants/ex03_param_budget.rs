@@ -1,0 +1,16 @@
+// Wrong solutions of ex03_param_budget.
+
+// MUTANT: two_thirds — Llama's rule of thumb, ⅔·d_ff, rounded down
+    2 * d_ff / 3
+
+// MUTANT: floor_only — solves the equation but never tries the integer above
+    (2 * d_model * d_ff + d_ff) / (3 * d_model + 2)
+
+// MUTANT: no_biases — matches the weights only: 3·d·h = 2·d·d_ff
+    let h = 2 * d_ff / 3;
+    let weights = |h: i64| 3 * d_model * h;
+    if (weights(h + 1) - 2 * d_model * d_ff).abs() < (weights(h) - 2 * d_model * d_ff).abs() {
+        h + 1
+    } else {
+        h
+    }

@@ -1,0 +1,10 @@
+// Wrong solutions of ex06_causal_mask.
+
+// MUTANT: diagonal_0 — triu(0): hides each position from itself
+    Tensor::ones([l, l], (Kind::Bool, device)).triu(0).view([1, 1, l, l])
+
+// MUTANT: tril — hides the past instead of the future
+    Tensor::ones([l, l], (Kind::Bool, device)).tril(-1).view([1, 1, l, l])
+
+// MUTANT: diagonal_2 — triu(2): each position sees one token of the future
+    Tensor::ones([l, l], (Kind::Bool, device)).triu(2).view([1, 1, l, l])

@@ -1,0 +1,33 @@
+// Wrong solutions of ex06_param_count.
+
+// MUTANT: layer_norm_weight_only — a LayerNorm counted as d (forgets β)
+    let (d, f) = (c.d_model, c.d_ff);
+    let linear = |n: i64, m: i64| n * m + m;
+    let (mha, ffn, ln) = (4 * linear(d, d), linear(d, f) + linear(f, d), d);
+    let encoder = c.src_vocab * d + c.num_layers * (mha + ffn + 2 * ln) + ln;
+    let decoder = c.tgt_vocab * d + c.num_layers * (2 * mha + ffn + 3 * ln) + ln;
+    encoder + decoder + linear(d, c.tgt_vocab)
+
+// MUTANT: position_tables — counts the two sinusoidal tables as parameters
+    let (d, f) = (c.d_model, c.d_ff);
+    let linear = |n: i64, m: i64| n * m + m;
+    let (mha, ffn, ln) = (4 * linear(d, d), linear(d, f) + linear(f, d), 2 * d);
+    let encoder = (c.src_vocab + c.max_len) * d + c.num_layers * (mha + ffn + 2 * ln) + ln;
+    let decoder = (c.tgt_vocab + c.max_len) * d + c.num_layers * (2 * mha + ffn + 3 * ln) + ln;
+    encoder + decoder + linear(d, c.tgt_vocab)
+
+// MUTANT: no_cross_attention — a decoder layer counted like an encoder layer
+    let (d, f) = (c.d_model, c.d_ff);
+    let linear = |n: i64, m: i64| n * m + m;
+    let (mha, ffn, ln) = (4 * linear(d, d), linear(d, f) + linear(f, d), 2 * d);
+    let encoder = c.src_vocab * d + c.num_layers * (mha + ffn + 2 * ln) + ln;
+    let decoder = c.tgt_vocab * d + c.num_layers * (mha + ffn + 2 * ln) + ln;
+    encoder + decoder + linear(d, c.tgt_vocab)
+
+// MUTANT: src_vocab_out — the output projection sized by the source vocabulary
+    let (d, f) = (c.d_model, c.d_ff);
+    let linear = |n: i64, m: i64| n * m + m;
+    let (mha, ffn, ln) = (4 * linear(d, d), linear(d, f) + linear(f, d), 2 * d);
+    let encoder = c.src_vocab * d + c.num_layers * (mha + ffn + 2 * ln) + ln;
+    let decoder = c.tgt_vocab * d + c.num_layers * (2 * mha + ffn + 3 * ln) + ln;
+    encoder + decoder + linear(d, c.src_vocab)

@@ -1,0 +1,31 @@
+// Wrong solutions of ex09_label_smoothing.
+
+// MUTANT: pad_rows_counted — averages over every row, PAD included
+    let logp = logits.log_softmax(-1, Kind::Float);
+    let nll = -logp.gather(1, &labels.unsqueeze(1), false).squeeze_dim(1);
+    let uniform = -logp.mean_dim(-1, false, Kind::Float);
+    (nll * (1.0 - eps) + uniform * eps).mean(Kind::Float)
+
+// MUTANT: others_only — spreads ε over the V − 1 other classes (the label gets 1 − ε)
+    let logp = logits.log_softmax(-1, Kind::Float);
+    let v = logp.size()[1] as f64;
+    let picked = logp.gather(1, &labels.unsqueeze(1), false).squeeze_dim(1);
+    let total = logp.sum_dim_intlist(-1, false, Kind::Float);
+    let others = -(total - &picked) / (v - 1.0);
+    let per_row = -picked * (1.0 - eps) + others * eps;
+    per_row.masked_select(&labels.ne(PAD_ID)).mean(Kind::Float)
+
+// MUTANT: own_kind — log_softmax in the logits' own kind: bf16 keeps 2–3 digits
+    let logp = logits.log_softmax(-1, None::<Kind>);
+    let nll = -logp.gather(1, &labels.unsqueeze(1), false).squeeze_dim(1);
+    let uniform = -logp.mean_dim(-1, false, None::<Kind>);
+    let per_row = nll * (1.0 - eps) + uniform * eps;
+    per_row.masked_select(&labels.ne(PAD_ID)).mean(Kind::Float)
+
+// MUTANT: detached — computes the number in f64 and returns a fresh tensor: no gradient
+    let logp = logits.log_softmax(-1, Kind::Float);
+    let nll = -logp.gather(1, &labels.unsqueeze(1), false).squeeze_dim(1);
+    let uniform = -logp.mean_dim(-1, false, Kind::Float);
+    let per_row = nll * (1.0 - eps) + uniform * eps;
+    let value = per_row.masked_select(&labels.ne(PAD_ID)).mean(Kind::Float).double_value(&[]);
+    Tensor::from(value as f32)

@@ -1,0 +1,29 @@
+// Wrong solutions of ex10_sequence_log_prob.
+
+// MUTANT: labels_not_shifted — scores the decoder input (BOS t₁ …) instead of the labels
+    tch::no_grad(|| {
+        let t = Tensor::from_slice(tokens).unsqueeze(0).to_device(src.device());
+        let (tgt_in, _) = teacher_forcing(&t);
+        let logits = model.forward(src, &tgt_in, false);
+        let logp = logits.log_softmax(-1, Kind::Double);
+        logp.gather(2, &tgt_in.unsqueeze(-1), false).sum(Kind::Double).double_value(&[])
+    })
+
+// MUTANT: softmax_over_positions — log_softmax over the positions (dimension 1)
+    tch::no_grad(|| {
+        let t = Tensor::from_slice(tokens).unsqueeze(0).to_device(src.device());
+        let (tgt_in, labels) = teacher_forcing(&t);
+        let logits = model.forward(src, &tgt_in, false);
+        let logp = logits.log_softmax(1, Kind::Double);
+        logp.gather(2, &labels.unsqueeze(-1), false).sum(Kind::Double).double_value(&[])
+    })
+
+// MUTANT: last_token_only — only log p(tₙ | t<ₙ), not the whole sum
+    tch::no_grad(|| {
+        let t = Tensor::from_slice(tokens).unsqueeze(0).to_device(src.device());
+        let (tgt_in, labels) = teacher_forcing(&t);
+        let logits = model.forward(src, &tgt_in, false);
+        let logp = logits.log_softmax(-1, Kind::Double);
+        let picked = logp.gather(2, &labels.unsqueeze(-1), false);
+        picked.view([-1]).get(-1).double_value(&[])
+    })

@@ -1,0 +1,26 @@
+// Wrong solutions of ex11_cross_map.
+
+// MUTANT: first_layer — the first decoder layer's map instead of the last
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let (_, weights) =
+            model.decode_with_weights(tgt_in, &memory, &src_mask, make_causal_mask, false);
+        weights[0].cross_attn.get(0).mean_dim(0, false, Kind::Float)
+    })
+
+// MUTANT: self_attention — the decoder's self-attention instead of its cross-attention
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let (_, weights) =
+            model.decode_with_weights(tgt_in, &memory, &src_mask, make_causal_mask, false);
+        let last = weights.last().expect("at least one layer");
+        last.self_attn.get(0).mean_dim(0, false, Kind::Float)
+    })
+
+// MUTANT: first_head — head 0 instead of the mean over the heads
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let (_, weights) =
+            model.decode_with_weights(tgt_in, &memory, &src_mask, make_causal_mask, false);
+        weights.last().expect("at least one layer").cross_attn.get(0).get(0)
+    })

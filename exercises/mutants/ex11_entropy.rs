@@ -1,0 +1,10 @@
+// Wrong solutions of ex11_entropy.
+
+// MUTANT: plain_ln — w·ln w with ln 0 = −inf: NaN at masked keys
+    -(weights * weights.log()).sum_dim_intlist(-1, false, weights.kind())
+
+// MUTANT: log2 — the entropy in bits instead of nats
+    -(weights.xlogy(weights) / 2f64.ln()).sum_dim_intlist(-1, false, weights.kind())
+
+// MUTANT: first_axis — sums over the first dimension instead of the last
+    -weights.xlogy(weights).sum_dim_intlist(0, false, weights.kind())

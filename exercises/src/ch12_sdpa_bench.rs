@@ -1,0 +1,128 @@
+//! Chapter 12 exercises — where the hand-written attention spends its memory,
+//! and how the fused kernels avoid it. Check with `cargo test --test
+//! exercises_ch12`.
+use tch::{Kind, Tensor};
+
+use transformer_course::attention::{self, MultiHeadAttention};
+
+/// ★ ex12_max_len — `sdpa::score_matrix_bytes` the other way round: the longest
+/// sequence L for which `copies` score matrices [B, h, L, L] of `kind` fit in
+/// `budget` bytes (the hand-written path holds at least two at once: the scores
+/// and the softmax output). 0 if not even L = 1 fits.
+pub fn max_len_for_budget(
+    budget: u64,
+    b: i64,
+    h: i64,
+    kind: Kind,
+    copies: u64,
+) -> i64 {
+    // ANCHOR: ex12_max_len
+    // HINT: copies·B·h·L²·bytes ≤ budget gives
+    // HINT: L ≤ √(budget / (copies·B·h·bytes)). In f64 that can land one off
+    // HINT: for large budgets, so nudge the result up or down with exact
+    // HINT: integer checks (in u128: L² overflows u64).
+    let bytes = kind.elt_size_in_bytes() as u128;
+    // Bytes per unit of L².
+    let per_square = copies as u128 * (b * h) as u128 * bytes;
+    let fits =
+        |l: i64| (l as u128) * (l as u128) * per_square <= budget as u128;
+    let mut l = (budget as f64 / per_square as f64).sqrt() as i64;
+    while fits(l + 1) {
+        l += 1;
+    }
+    while l > 0 && !fits(l) {
+        l -= 1;
+    }
+    l
+    // ANCHOR_END: ex12_max_len
+}
+
+/// ★★ ex12_query_chunks — the first memory saving: process the queries `chunk`
+/// rows at a time, so that scores exist for at most `chunk` queries at once
+/// ([B, h, chunk, Lk] instead of [B, h, Lq, Lk]); each query's softmax only
+/// needs its own row. Self-attention of `x` ([B, L, d]) with `mha`'s weights,
+/// inference mode; `mask` is 4-D with the course's convention and a query
+/// dimension of either 1 or L. Must equal `mha.forward(x, x, x, mask,
+/// false).0`.
+pub fn attention_in_query_chunks(
+    mha: &MultiHeadAttention,
+    x: &Tensor,
+    mask: Option<&Tensor>,
+    chunk: i64,
+) -> Tensor {
+    // ANCHOR: ex12_query_chunks
+    // HINT: project once, as MultiHeadAttention::forward does. Then walk over
+    // HINT: the queries in blocks of `chunk` along their length, each block
+    // HINT: against all keys (the attention core does that part). A mask must
+    // HINT: be cut like the queries where it has a query dimension of L. Put
+    // HINT: the blocks back in order before the heads are merged.
+    let q = mha.project(x, &mha.W_q); // [B, h, L, d_k]
+    let (k, v) = (mha.project(x, &mha.W_k), mha.project(x, &mha.W_v));
+    let l = q.size()[2];
+    let mut blocks = Vec::new();
+    for start in (0..l).step_by(chunk as usize) {
+        let n = chunk.min(l - start);
+        let m = mask.map(|m| match m.size()[2] {
+            1 => m.shallow_clone(), // the same for every query
+            _ => m.narrow(2, start, n),
+        });
+        let q_block = q.narrow(2, start, n); // [B, h, n, d_k]
+        let (out, _) = attention::scaled_dot_product(
+            &q_block,
+            &k,
+            &v,
+            m.as_ref(),
+            0.0,
+            false,
+        );
+        blocks.push(out);
+    }
+    mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
+    // ANCHOR_END: ex12_query_chunks
+}
+
+/// ★★★ ex12_online_softmax — the second saving, the heart of FlashAttention:
+/// walk over the *keys* in blocks of `block`, keeping per query a running
+/// maximum m, a running denominator ℓ and a running weighted sum of values,
+/// rescaled whenever m grows. Never more than [.., Lq, block] scores exist, yet
+/// the result equals softmax(q·kᵀ/√d_k)·v exactly (up to rounding), even for
+/// huge scores where a plain exp would overflow. q: [.., Lq, d_k], k: [.., Lk,
+/// d_k], v: [.., Lk, d_v]; no mask.
+pub fn online_softmax_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    block: i64,
+) -> Tensor {
+    // ANCHOR: ex12_online_softmax
+    // HINT: everything accumulated so far (ℓ and the value sum) is relative to
+    // HINT: the current maximum m. When a key block raises the maximum, one
+    // HINT: factor per query converts the old sums to the new maximum before
+    // HINT: the block's own terms are added, relative to it too: then no
+    // HINT: exponent is ever positive. Start from m = −∞ and zero sums, shaped
+    // HINT: [.., Lq, 1] and [.., Lq, d_v]; the answer is the value sum / ℓ.
+    let d_k = *q.size().last().expect("q has dimensions");
+    let lk = k.size()[k.dim() - 2];
+    let mut row_shape = q.size(); // [.., Lq, 1]
+    *row_shape.last_mut().expect("q has dimensions") = 1;
+    let mut out_shape = q.size(); // [.., Lq, d_v]
+    *out_shape.last_mut().expect("q has dimensions") =
+        *v.size().last().expect("v has dimensions");
+    let opts = (q.kind(), q.device());
+    let mut m = Tensor::full(row_shape.as_slice(), f64::NEG_INFINITY, opts);
+    let mut denom = Tensor::zeros(row_shape.as_slice(), opts);
+    let mut acc = Tensor::zeros(out_shape.as_slice(), opts);
+    for start in (0..lk).step_by(block as usize) {
+        let n = block.min(lk - start);
+        let k_block = k.narrow(-2, start, n).transpose(-2, -1);
+        let s = q.matmul(&k_block) / (d_k as f64).sqrt(); // [.., Lq, n]
+        let m_new = m.maximum(&s.amax(-1, true));
+        let p = (&s - &m_new).exp();
+        let c = (&m - &m_new).exp(); // rescales what was summed relative to m
+        denom = &denom * &c + p.sum_dim_intlist(-1, true, p.kind());
+        acc = &acc * &c + p.matmul(&v.narrow(-2, start, n));
+        m = m_new;
+    }
+    acc / denom
+    // ANCHOR_END: ex12_online_softmax
+}

@@ -1,0 +1,313 @@
+//! Chapter 05 exercises: `cargo test --test exercises_ch05`.
+mod common;
+
+use common::{assert_close, build, config, randn, seeded};
+use exercises::ch05_decoder::{
+    cross_attention_sublayer, DecoderOnlyBlock, DecoderOnlyLm,
+};
+use rstest::rstest;
+use tch::nn::OptimizerConfig;
+use tch::{nn, Device, Kind, Tensor};
+use transformer_course::config::TransformerConfig;
+use transformer_course::decoder::DecoderLayer;
+use transformer_course::train::masked_cross_entropy;
+use transformer_course::transformer::{
+    make_causal_mask, make_padding_mask, make_target_mask,
+};
+use transformer_course::vocab::{digit_token, BOS_ID, EOS_ID, PAD_ID};
+
+fn max_over(t: &Tensor) -> f64 {
+    t.abs().max().double_value(&[])
+}
+
+#[rstest]
+fn ex05_cross_sublayer_matches_the_layer(#[values(0, 6)] seed: i64) {
+    let (vs, layer) =
+        build(seed, |p| DecoderLayer::new(p, &config(16, 2, 32)).unwrap());
+    // Three different LayerNorms, so that using ln1 or ln3 for ln2 shows.
+    common::perturb_layer_norms(&vs, seed + 10);
+    let (x, memory) =
+        (randn(seed + 1, &[2, 4, 16]), randn(seed + 2, &[2, 6, 16]));
+    let src = common::ids(&[&[3, 4, 5, 2, 0, 0], &[7, 8, 2, 0, 0, 0]]);
+    let mask = make_padding_mask(&src);
+    let (y, w) = cross_attention_sublayer(&layer, &x, &memory, &mask);
+    let (a, expected_w) = layer.cross_mha.forward(
+        &x.apply(&layer.ln2),
+        &memory,
+        &memory,
+        Some(&mask),
+        false,
+    );
+    assert_close(
+        &y,
+        &(&x + a),
+        1e-5,
+        "not x + CrossAttention(LN₂(x), memory): queries from ln2(x), keys and values the \
+         memory as it is, plus the residual x",
+    );
+    assert_close(
+        &w,
+        &expected_w,
+        1e-6,
+        "the weights are not cross_mha's on (ln2(x), memory)",
+    );
+    let on_pad = w
+        .get(1)
+        .narrow(2, 3, 3)
+        .abs()
+        .sum(Kind::Float)
+        .double_value(&[]);
+    assert_eq!(
+        on_pad, 0.0,
+        "weight on PAD source positions: pass cross_mask to the attention"
+    );
+}
+
+#[test]
+fn ex05_cross_sublayer_does_not_mix_decoder_positions() {
+    let (_vs, layer) =
+        build(1, |p| DecoderLayer::new(p, &config(16, 4, 32)).unwrap());
+    let (x, memory) = (randn(2, &[1, 5, 16]), randn(3, &[1, 3, 16]));
+    let mask = Tensor::zeros([1, 1, 1, 3], (Kind::Bool, Device::Cpu));
+    let (y, _) = cross_attention_sublayer(&layer, &x, &memory, &mask);
+    let x2 = x.copy();
+    let _ = x2.get(0).get(2).fill_(3.0);
+    let (y2, _) = cross_attention_sublayer(&layer, &x2, &memory, &mask);
+    let moved = (&y - &y2).abs().amax([0i64, 2].as_slice(), false);
+    for p in 0..5 {
+        assert_eq!(
+            moved.double_value(&[p]) > 0.0,
+            p == 2,
+            "changing decoder position 2 moved position {p}: cross-attention's keys and \
+             values are the memory, not x"
+        );
+    }
+    let (y3, _) = cross_attention_sublayer(&layer, &x, &(&memory * 2.0), &mask);
+    let least = (&y - &y3)
+        .abs()
+        .amax([0i64, 2].as_slice(), false)
+        .min()
+        .double_value(&[]);
+    assert!(
+        least > 0.0,
+        "some decoder position does not read the memory"
+    );
+}
+
+fn block_config(dropout: f64) -> TransformerConfig {
+    TransformerConfig {
+        dropout,
+        ..config(16, 4, 32)
+    }
+}
+
+/// A block whose two LayerNorms differ, so that using one for the other shows.
+fn block(seed: i64, dropout: f64) -> (nn::VarStore, DecoderOnlyBlock) {
+    let (vs, b) = build(seed, |p| {
+        DecoderOnlyBlock::new(p, &block_config(dropout)).unwrap()
+    });
+    common::perturb_layer_norms(&vs, seed + 10);
+    (vs, b)
+}
+
+/// x + drop(SelfAttention(LN₁(x))), then + drop(FFN(LN₂(·))), from the block's parts.
+fn block_formula(
+    b: &DecoderOnlyBlock,
+    x: &Tensor,
+    mask: &Tensor,
+    train: bool,
+) -> (Tensor, Tensor) {
+    let h = x.apply(&b.ln1);
+    let (a, w) = b.self_mha.forward(&h, &h, &h, Some(mask), train);
+    let x1 = x + a.dropout(b.dropout, train);
+    (
+        &x1 + b.ffn.forward(&x1.apply(&b.ln2)).dropout(b.dropout, train),
+        w,
+    )
+}
+
+#[rstest]
+fn ex05_decoder_only_block_matches_the_formula(#[values(0, 2)] seed: i64) {
+    let (_vs, b) = block(seed, 0.0);
+    let x = randn(seed + 1, &[2, 6, 16]);
+    let mask = make_causal_mask(6, Device::Cpu);
+    let (y, w) = b.forward(&x, &mask, false);
+    let (expected, expected_w) = block_formula(&b, &x, &mask, false);
+    assert_close(
+        &y,
+        &expected,
+        1e-5,
+        "not Pre-Norm x + SelfAttention(LN₁(x)), then + FFN(LN₂(·)): ln2 guards the FFN",
+    );
+    assert_close(
+        &w,
+        &expected_w,
+        1e-6,
+        "the weights are not self_mha's on LN₁(x)",
+    );
+}
+
+#[test]
+fn ex05_decoder_only_block_drops_out_like_the_decoder_layer() {
+    let (_vs, b) = block(3, 0.3);
+    let x = randn(4, &[2, 6, 16]);
+    let mask = make_causal_mask(6, Device::Cpu);
+    let (got, _) = seeded(5, || b.forward(&x, &mask, true));
+    let (want, _) = seeded(5, || block_formula(&b, &x, &mask, true));
+    assert_close(
+        &got,
+        &want,
+        1e-5,
+        "in training: dropout on the attention output and on the FFN output, each before \
+         its residual addition (and self_mha.forward(.., train))",
+    );
+}
+
+#[rstest]
+fn ex05_decoder_only_block_is_causal(#[values(1, 3, 5)] k: i64) {
+    let (_vs, b) = block(4, 0.0);
+    let x = randn(5, &[2, 6, 16]);
+    let mask = make_causal_mask(6, Device::Cpu);
+    let changed = x.copy();
+    let _ = changed.narrow(1, k, 6 - k).fill_(2.0);
+    let (y, w) = b.forward(&x, &mask, false);
+    let (y2, _) = b.forward(&changed, &mask, false);
+    let d = (&y - &y2).abs();
+    let before = max_over(&d.narrow(1, 0, k));
+    assert!(before < 1e-6, "positions before {k} saw the future (moved by {before:e}): use self_mask");
+    assert!(
+        max_over(&d.narrow(1, k, 6 - k)) > 1e-3,
+        "positions from {k} on did not move"
+    );
+    let above = w.triu(1).abs().sum(Kind::Float).double_value(&[]);
+    assert_eq!(
+        above, 0.0,
+        "weight above the diagonal: the mask was not applied"
+    );
+}
+
+/// `d₁ … dₙ BOS dₙ … d₁ EOS PAD…` and its labels (PAD where the prompt is predicted).
+fn lm_batch(rows: &[Vec<i64>], len: usize) -> (Tensor, Tensor) {
+    let (mut input, mut labels) = (vec![], vec![]);
+    for digits in rows {
+        let n = digits.len();
+        let mut s: Vec<i64> = digits.iter().map(|&d| digit_token(d)).collect();
+        s.push(BOS_ID);
+        s.extend(digits.iter().rev().map(|&d| digit_token(d)));
+        s.push(EOS_ID);
+        s.resize(len + 1, PAD_ID);
+        input.extend_from_slice(&s[..len]);
+        labels.extend((0..len).map(|i| if i >= n { s[i + 1] } else { PAD_ID }));
+    }
+    let shape = [rows.len() as i64, len as i64];
+    (
+        Tensor::from_slice(&input).view(shape),
+        Tensor::from_slice(&labels).view(shape),
+    )
+}
+
+fn lm(seed: i64) -> (nn::VarStore, DecoderOnlyLm) {
+    let cfg = TransformerConfig {
+        num_layers: 1,
+        max_len: 26,
+        ..config(32, 4, 64)
+    };
+    build(seed, |p| DecoderOnlyLm::new(p, &cfg).unwrap())
+}
+
+#[test]
+fn ex05_decoder_only_lm_matches_the_pipeline() {
+    // PAD at the start and in the middle of a row, where only the padding half of the
+    // mask hides it.
+    let (_vs, m) = lm(2);
+    let ids = common::ids(&[
+        &[0, 0, 4, 5, BOS_ID, 5, 4],
+        &[6, 0, 7, BOS_ID, 7, 0, 6],
+    ]);
+    let logits = tch::no_grad(|| m.forward(&ids, false));
+    let expected = tch::no_grad(|| {
+        let mask = make_target_mask(&ids); // causal | padding
+        let mut x = m.embed.forward(&ids, false);
+        for b in &m.blocks {
+            x = b.forward(&x, &mask, false).0;
+        }
+        x.apply(&m.ln_final).apply(&m.out_proj)
+    });
+    assert_close(
+        &logits,
+        &expected,
+        1e-5,
+        "not embed → blocks → ln_final → out_proj with one causal-or-PAD mask: is PAD \
+         hidden from the later positions, and the final LayerNorm there?",
+    );
+}
+
+#[rstest]
+fn ex05_decoder_only_lm_is_causal_and_ignores_trailing_pad(
+    #[values(2, 6, 9)] k: i64,
+) {
+    let (_vs, m) = lm(0);
+    let (ids, _) = lm_batch(&[vec![1, 2, 3, 4], vec![9, 0, 5]], 12);
+    let logits = tch::no_grad(|| m.forward(&ids, false));
+    assert_eq!(logits.size(), vec![2, 12, 13], "logits are [B, L, vocab]");
+    let changed = ids.copy();
+    let _ = changed.narrow(1, k, 12 - k).fill_(12);
+    let d = tch::no_grad(|| (&logits - m.forward(&changed, false)).abs());
+    let before = max_over(&d.narrow(1, 0, k));
+    assert!(
+        before < 1e-5,
+        "positions before {k} saw the future (moved by {before:e})"
+    );
+    assert!(
+        max_over(&d.narrow(1, k, 12 - k)) > 1e-3,
+        "positions from {k} on did not move"
+    );
+    // Appending PAD changes none of the existing positions.
+    let pad = Tensor::full([2, 5], PAD_ID, (Kind::Int64, Device::Cpu));
+    let padded = Tensor::cat(&[ids.shallow_clone(), pad], 1);
+    let p = tch::no_grad(|| m.forward(&padded, false)).narrow(1, 0, 12);
+    assert_close(
+        &p,
+        &logits,
+        1e-5,
+        "appending PAD moved the logits of the real positions",
+    );
+}
+
+#[test]
+fn ex05_decoder_only_lm_learns_to_reverse() {
+    let (vs, m) = lm(0);
+    let mut opt = nn::Adam {
+        beta2: 0.98,
+        ..Default::default()
+    }
+    .build(&vs, 3e-3)
+    .unwrap();
+    let mut rng = 12345u64;
+    let mut next = move |n: u64| {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (rng >> 33) % n
+    };
+    let mut losses = vec![];
+    for _ in 0..150 {
+        let rows: Vec<Vec<i64>> = (0..64)
+            .map(|_| (0..3 + next(4)).map(|_| next(10) as i64).collect())
+            .collect();
+        let (ids, labels) = lm_batch(&rows, 13);
+        let loss = masked_cross_entropy(&m.forward(&ids, true), &labels, 0.0);
+        opt.backward_step(&loss);
+        losses.push(loss.double_value(&[]));
+    }
+    let first: f64 = losses[..10].iter().sum::<f64>() / 10.0;
+    let last: f64 = losses[140..].iter().sum::<f64>() / 10.0;
+    assert!(
+        first > 2.0,
+        "an untrained model should be near ln(13) ≈ 2.56, got {first:.3}"
+    );
+    assert!(
+        last < 0.6 * first,
+        "the decoder-only model did not learn: loss {first:.3} → {last:.3} in 150 steps"
+    );
+}

@@ -1,0 +1,196 @@
+//! Chapter 06 exercises: `cargo test --test exercises_ch06`. The masks are checked
+//! with chapter 07's properties, not against the library's masks.
+mod common;
+
+use common::{model_with, tiny_config, tiny_model};
+use exercises::ch06_transformer::{
+    count_parameters, my_causal_mask, my_padding_mask,
+};
+use rstest::rstest;
+use tch::{Device, Kind, Tensor};
+use transformer_course::config::{Init, TransformerConfig};
+use transformer_course::layers::parameter_count;
+use transformer_course::mask_checks::causality_check;
+use transformer_course::transformer::{make_causal_mask, Transformer};
+use transformer_course::vocab::PAD_ID;
+
+const ATOL: f64 = 1e-5;
+
+fn batch() -> (Tensor, Tensor) {
+    let src =
+        common::ids(&[&[3, 4, 5, 6, 7, 2, 0, 0], &[9, 10, 11, 2, 0, 0, 0, 0]]);
+    let tgt = common::ids(&[&[1, 7, 6, 5, 4, 3, 2], &[1, 11, 10, 9, 2, 0, 0]]);
+    (src, tgt)
+}
+
+/// The whole forward pass with the learner's padding mask for the source side.
+fn forward_with_my_padding(
+    m: &Transformer,
+    src: &Tensor,
+    tgt: &Tensor,
+) -> Tensor {
+    tch::no_grad(|| {
+        let mask = my_padding_mask(src);
+        let memory = m.encoder.forward(src, &mask, false);
+        m.decode_with_weights(tgt, &memory, &mask, make_causal_mask, false)
+            .0
+    })
+}
+
+fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
+    (a - b).abs().max().double_value(&[])
+}
+
+#[rstest]
+fn ex06_padding_mask_makes_source_padding_invisible(
+    #[values(1, 3, 6)] extra: i64,
+    #[values(0, 5)] seed: i64,
+) {
+    let (_vs, m) = tiny_model(seed, 2);
+    let (src, tgt) = batch();
+    let pad = Tensor::full([2, extra], PAD_ID, (Kind::Int64, Device::Cpu));
+    let padded = Tensor::cat(&[src.shallow_clone(), pad], 1);
+    let d = max_diff(
+        &forward_with_my_padding(&m, &src, &tgt),
+        &forward_with_my_padding(&m, &padded, &tgt),
+    );
+    assert!(
+        d <= ATOL,
+        "appending {extra} PAD to the source moved the logits by {d:e}: the mask must be true \
+         exactly at the PAD keys"
+    );
+}
+
+#[test]
+fn ex06_padding_mask_hides_only_pad() {
+    let (_vs, m) = tiny_model(1, 2);
+    let (src, tgt) = batch();
+    let mask = my_padding_mask(&src);
+    assert_eq!(
+        mask.kind(),
+        Kind::Bool,
+        "a mask is a bool tensor (masked_fill wants one)"
+    );
+    assert_eq!(
+        mask.dim(),
+        4,
+        "the mask must be 4-D, [B, 1, 1, Lk], got {:?}",
+        mask.size()
+    );
+    // Broadcasts against scores [B, h, Lq, Lk] and says "masked" exactly at the PAD keys.
+    let full = mask.expand([2, 4, 3, 8], false);
+    let expected = src
+        .eq(PAD_ID)
+        .unsqueeze(1)
+        .unsqueeze(1)
+        .expand([2, 4, 3, 8], false);
+    assert!(
+        full.equal(&expected),
+        "the mask must be true exactly where the key is PAD, and broadcast over heads and \
+         queries: [B, 1, 1, Lk], got {:?}",
+        mask.size()
+    );
+    // A real source token does matter.
+    let changed = src.copy();
+    let _ = changed.get(0).get(2).fill_(12);
+    let d = max_diff(
+        &forward_with_my_padding(&m, &src, &tgt),
+        &forward_with_my_padding(&m, &changed, &tgt),
+    );
+    assert!(
+        d > 1e-3,
+        "changing a real source token changed nothing: real tokens masked?"
+    );
+}
+
+#[rstest]
+fn ex06_causal_mask_passes_the_causality_check(
+    #[values(1, 2, 3, 5, 6)] k: i64,
+    #[values(0, 7)] seed: i64,
+) {
+    let (_vs, m) = tiny_model(seed, 2);
+    let (src, tgt) = batch();
+    let r = causality_check(&m, &src, &tgt, k, 12, my_causal_mask);
+    assert!(
+        r.before_k <= ATOL,
+        "positions before k={k} changed by {:e}: the past sees the future (is key j > query \
+         i masked?)",
+        r.before_k
+    );
+    assert!(
+        r.from_k > 1e-3,
+        "positions from k={k} on did not change ({:e}): does each position see itself?",
+        r.from_k
+    );
+}
+
+#[rstest]
+fn ex06_causal_mask_lets_each_position_see_itself_and_the_past(
+    #[values(1, 4, 9)] l: i64,
+) {
+    let mask = my_causal_mask(l, Device::Cpu);
+    assert_eq!(
+        mask.size(),
+        vec![1, 1, l, l],
+        "the causal mask is [1, 1, l, l]"
+    );
+    assert_eq!(mask.kind(), Kind::Bool, "a mask is a bool tensor");
+    for i in 0..l {
+        for j in 0..l {
+            let masked = mask.int64_value(&[0, 0, i, j]) != 0;
+            assert_eq!(
+                masked,
+                j > i,
+                "query {i}, key {j}: {} (true = hidden, exactly for j > i)",
+                if masked { "hidden" } else { "visible" }
+            );
+        }
+    }
+}
+
+#[test]
+fn ex06_causal_mask_with_target_padding() {
+    let (_vs, m) = tiny_model(3, 2);
+    let (src, tgt) = batch();
+    let run = |t: &Tensor| {
+        tch::no_grad(|| {
+            let (memory, src_mask) = m.encode(&src, false);
+            m.decode_with_weights(t, &memory, &src_mask, my_causal_mask, false)
+                .0
+        })
+    };
+    let pad = Tensor::full([2, 3], PAD_ID, (Kind::Int64, Device::Cpu));
+    let padded = Tensor::cat(&[tgt.shallow_clone(), pad], 1);
+    let d = max_diff(&run(&tgt), &run(&padded).narrow(1, 0, 7));
+    assert!(d <= ATOL, "target PAD reached real positions: {d:e}");
+}
+
+#[rstest]
+#[case::course(TransformerConfig::reverse_task())]
+#[case::tiny(tiny_config(1))]
+#[case::wide_vocab(TransformerConfig {
+    src_vocab: 50, tgt_vocab: 70, d_model: 24, num_heads: 3, d_ff: 40, num_layers: 3,
+    max_len: 9, dropout: 0.0, init: Init::Paper,
+})]
+fn ex06_param_count_from_the_config(#[case] c: TransformerConfig) {
+    let want = parameter_count(&model_with(c, 0).0);
+    let got = count_parameters(&c);
+    assert_eq!(
+        got,
+        want,
+        "for {c:?}: off by {}. Per Linear n·m + m, per LayerNorm 2d, per Embedding V·d; \
+         the position tables are not parameters",
+        got - want
+    );
+}
+
+#[test]
+fn ex06_param_count_of_the_course_model() {
+    let got = count_parameters(&TransformerConfig::reverse_task());
+    assert_eq!(
+        got,
+        931_213,
+        "the course's model has 931,213 parameters, off by {}",
+        got - 931_213
+    );
+}

@@ -1,0 +1,198 @@
+//! Chapter 12 exercises: `cargo test --test exercises_ch12`.
+mod common;
+
+use common::{assert_close, assert_unchanged, build, config, seeded};
+use exercises::ch12_sdpa_bench::{
+    attention_in_query_chunks, max_len_for_budget, online_softmax_attention,
+};
+use rstest::rstest;
+use tch::{nn, Device, Kind, Tensor};
+use transformer_course::attention::MultiHeadAttention;
+use transformer_course::sdpa::score_matrix_bytes;
+use transformer_course::transformer::{make_causal_mask, make_padding_mask};
+
+fn bytes_of(t: &Tensor) -> u64 {
+    t.numel() as u64 * t.kind().elt_size_in_bytes() as u64
+}
+
+#[rstest]
+#[case::one_score_matrix_f32(1, 2, 3, Kind::Float)]
+#[case::scores_and_weights_bf16(2, 8, 8, Kind::BFloat16)]
+#[case::three_copies_f64(3, 1, 1, Kind::Double)]
+fn ex12_max_len_is_the_largest_that_fits(
+    #[case] copies: u64,
+    #[case] b: i64,
+    #[case] h: i64,
+    #[case] kind: Kind,
+) {
+    let cost = |l: i64| copies * score_matrix_bytes(b, h, l, kind);
+    for budget in [
+        0u64,
+        1,
+        1000,
+        123_456_789,
+        16 << 30,
+        80 << 30,
+        cost(100),
+        cost(100) - 1,
+        cost(4096),
+        cost(4096) + 1,
+    ] {
+        let l = max_len_for_budget(budget, b, h, kind, copies);
+        assert!(
+            l >= 0,
+            "a length is never negative, got {l} for budget {budget}"
+        );
+        assert!(
+            l == 0 || cost(l) <= budget,
+            "L = {l} needs {} bytes ({copies} copies of [{b}, {h}, L, L] {kind:?}), more than the \
+             budget of {budget}",
+            cost(l)
+        );
+        assert!(cost(l + 1) > budget, "L = {} would still fit in {budget} bytes: the answer is the largest", l + 1);
+    }
+}
+
+#[test]
+fn ex12_max_len_is_exact_where_floats_are_not() {
+    // Budgets near 2⁶⁴ bytes of one-byte elements: an f64 holds them only to ±1024, and a
+    // plain floating-point square root comes out one too high or one too low.
+    let k: u64 = (1 << 32) - 1;
+    let why = "near 2⁶⁴ a float square root is off by one: correct it with exact integer checks (u128)";
+    assert_eq!(
+        max_len_for_budget(k * k, 1, 1, Kind::Uint8, 1),
+        k as i64,
+        "budget (2³² − 1)²: {why}"
+    );
+    assert_eq!(
+        max_len_for_budget(k * k - 1, 1, 1, Kind::Uint8, 1),
+        k as i64 - 1,
+        "budget (2³² − 1)² − 1: {why}"
+    );
+    assert_eq!(
+        max_len_for_budget(u64::MAX, 1, 1, Kind::Uint8, 1),
+        k as i64,
+        "budget u64::MAX: {why}"
+    );
+    let m: u64 = 1_991_887_577;
+    assert_eq!(
+        max_len_for_budget(3 * m * m, 1, 3, Kind::Uint8, 1),
+        m as i64,
+        "budget 3·m²: {why}"
+    );
+}
+
+#[test]
+fn ex12_max_len_against_real_tensors() {
+    // Score tensors of the length it returns really fit, one longer really do not.
+    let budget = 50_000u64;
+    let l = max_len_for_budget(budget, 2, 3, Kind::Float, 2);
+    let scores = |l: i64| {
+        let q = Tensor::zeros([2, 3, l, 4], (Kind::Float, Device::Cpu));
+        q.matmul(&q.transpose(-2, -1))
+    };
+    assert!(
+        2 * bytes_of(&scores(l)) <= budget,
+        "two real [2, 3, {l}, {l}] f32 score tensors exceed {budget} bytes"
+    );
+    assert!(
+        2 * bytes_of(&scores(l + 1)) > budget,
+        "L = {} would still fit",
+        l + 1
+    );
+    // Chapter 12's B = 8, h = 8 in bf16: L = 1024 costs 256 MiB for two copies.
+    assert_eq!(
+        max_len_for_budget(256 << 20, 8, 8, Kind::BFloat16, 2),
+        1024,
+        "256 MiB, B = h = 8, bf16, 2 copies"
+    );
+}
+
+fn mha(seed: i64) -> (nn::VarStore, MultiHeadAttention) {
+    build(seed, |p| {
+        MultiHeadAttention::new(p, &config(32, 4, 64)).unwrap()
+    })
+}
+
+#[rstest]
+fn ex12_query_chunks_equal_the_whole(
+    #[values(1, 3, 7, 10, 15)] chunk: i64,
+    #[values("none", "causal", "padding")] mask: &str,
+) {
+    let (_vs, m) = mha(chunk);
+    let x = common::randn(chunk + 100, &[2, 10, 32]);
+    let x_before = x.copy();
+    let ids = common::ids(&[
+        &[3, 4, 5, 6, 7, 8, 2, 0, 0, 0],
+        &[3, 4, 2, 0, 0, 0, 0, 0, 0, 0],
+    ]);
+    let mask = match mask {
+        "causal" => Some(make_causal_mask(10, Device::Cpu)),
+        "padding" => Some(make_padding_mask(&ids)),
+        _ => None,
+    };
+    let (expected, _) = m.forward(&x, &x, &x, mask.as_ref(), false);
+    let got = attention_in_query_chunks(&m, &x, mask.as_ref(), chunk);
+    assert_unchanged(&x_before, &x, "x");
+    assert_close(
+        &got,
+        &expected,
+        1e-5,
+        &format!(
+            "chunk {chunk}: differs from the whole layer. Each block of queries attends to \
+             all keys; a mask with a query dimension of L is cut like the queries (one of \
+             size 1 is not); the last block may be shorter"
+        ),
+    );
+}
+
+/// softmax(q·kᵀ/√d)·v, the plain way (libtorch's softmax subtracts the max itself).
+fn reference(q: &Tensor, k: &Tensor, v: &Tensor) -> Tensor {
+    let d = *q.size().last().unwrap() as f64;
+    (q.matmul(&k.transpose(-2, -1)) / d.sqrt())
+        .softmax(-1, q.kind())
+        .matmul(v)
+}
+
+#[rstest]
+fn ex12_online_softmax_equals_softmax(#[values(1, 4, 5, 16, 40)] block: i64) {
+    let (q, k, v) = seeded(block, || {
+        let opts = (Kind::Double, Device::Cpu);
+        (
+            Tensor::randn([2, 3, 6, 8], opts),
+            Tensor::randn([2, 3, 16, 8], opts),
+            Tensor::randn([2, 3, 16, 5], opts),
+        )
+    });
+    let got = online_softmax_attention(&q, &k, &v, block);
+    assert_close(
+        &got,
+        &reference(&q, &k, &v),
+        1e-10,
+        &format!(
+            "block {block}: not softmax(q·kᵀ/√d_k)·v. When the running maximum grows from m \
+             to m', rescale both running sums by exp(m − m'); the last block may be shorter"
+        ),
+    );
+}
+
+#[rstest]
+fn ex12_online_softmax_survives_huge_scores(#[values(3, 8)] block: i64) {
+    // Scores in the thousands: exp overflows to inf in fp32 unless the running max is subtracted.
+    let (q, k, v) = seeded(1, || {
+        let opts = (Kind::Float, Device::Cpu);
+        (
+            Tensor::randn([4, 8], opts) * 60.0,
+            Tensor::randn([11, 8], opts) * 60.0,
+            Tensor::randn([11, 3], opts),
+        )
+    });
+    let got = online_softmax_attention(&q, &k, &v, block);
+    assert_close(
+        &got,
+        &reference(&q, &k, &v),
+        1e-4,
+        "scores in the thousands: exp(s) overflows unless every exponent is s − (running \
+         maximum) ≤ 0",
+    );
+}

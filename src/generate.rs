@@ -1,0 +1,87 @@
+//! Chapter 10 — greedy decoding. At inference there is no answer to feed the
+//! decoder: it must read back what it has produced so far, one token at a time.
+use tch::{Device, Kind, Tensor};
+
+use crate::data::{row, source_tensor};
+use crate::transformer::Transformer;
+use crate::vocab::{digits_of, BOS_ID, EOS_ID, PAD_ID, SEQ_LEN};
+
+// ANCHOR: greedy
+/// src: [B, Ls] → [B, ≤ max_len], each row `BOS t₁ t₂ … EOS PAD…`.
+/// The encoder runs once; the decoder runs once per new token on everything
+/// produced so far (a KV cache, chapter 10's exercise, would keep its keys and
+/// values instead of recomputing them).
+pub fn greedy_decode(
+    model: &Transformer,
+    src: &Tensor,
+    max_len: usize,
+) -> Tensor {
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let (b, device) = (src.size()[0], src.device());
+        let mut out = Tensor::full([b, 1], BOS_ID, (Kind::Int64, device)); // [B, 1]
+        let mut finished = Tensor::zeros([b], (Kind::Bool, device)); // [B]
+        for _ in 0..max_len - 1 {
+            let logits = model.decode(&out, &memory, &src_mask, false); // [B, t, V]
+            let next = logits.select(1, -1).argmax(-1, false); // [B]
+
+            // Rows that already said EOS emit PAD, so the batch stays rectangular.
+            let next = next.masked_fill(&finished, PAD_ID);
+            out = Tensor::cat(&[out, next.unsqueeze(1)], 1); // [B, t+1]
+            finished = finished.logical_or(&next.eq(EOS_ID));
+            if finished.all().int64_value(&[]) != 0 {
+                break;
+            }
+        }
+        out
+    })
+}
+// ANCHOR_END: greedy
+
+// ANCHOR: exact_match
+/// Share of rows whose generated digits and EOS equal the target's exactly.
+/// Stricter than token accuracy: one wrong digit in twelve fails the whole row.
+pub fn exact_match(
+    model: &Transformer,
+    src: &Tensor,
+    tgt: &Tensor,
+    batch: i64,
+) -> f64 {
+    let right = correct_rows(model, src, tgt, batch);
+    right.iter().filter(|&&r| r).count() as f64 / right.len() as f64
+}
+
+/// For every row of `src`, whether greedy decoding reproduces `tgt` exactly;
+/// decodes `batch` rows at a time.
+pub fn correct_rows(
+    model: &Transformer,
+    src: &Tensor,
+    tgt: &Tensor,
+    batch: i64,
+) -> Vec<bool> {
+    let n = src.size()[0];
+    let mut right = Vec::with_capacity(n as usize);
+    for start in (0..n).step_by(batch as usize) {
+        let len = batch.min(n - start);
+        let src = src.narrow(0, start, len).to_device(model.device());
+        let pred = greedy_decode(model, &src, SEQ_LEN).to_device(Device::Cpu);
+        for i in 0..len {
+            right.push(row_is_right(&row(&pred, i), &row(tgt, start + i)));
+        }
+    }
+    right
+}
+
+/// Same digits, and the prediction really ended with EOS right after them.
+pub fn row_is_right(pred: &[i64], tgt: &[i64]) -> bool {
+    let digits = digits_of(tgt);
+    let ended = pred.get(digits.len() + 1) == Some(&EOS_ID);
+    ended && digits_of(pred) == digits
+}
+// ANCHOR_END: exact_match
+
+/// Greedily reverses `digits` with `model`; returns the predicted digits.
+pub fn reverse_digits(model: &Transformer, digits: &[i64]) -> Vec<i64> {
+    let src = source_tensor(digits, model.device());
+    digits_of(&row(&greedy_decode(model, &src, SEQ_LEN), 0))
+}

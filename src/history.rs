@@ -1,0 +1,131 @@
+//! The training log on disk: `09_train_reverse` writes one `.history.tsv` beside
+//! each checkpoint (the epoch table, then the loss of every step), and `--compare`
+//! reads other runs' files back for the plots.
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, ensure, Context, Result};
+
+use crate::train::History;
+
+/// The history file that goes with a checkpoint: `X.safetensors` →
+/// `X.history.tsv`.
+pub fn history_path(checkpoint: &Path) -> PathBuf {
+    checkpoint.with_extension("history.tsv")
+}
+
+/// A run's history as tab-separated values: a `# label` line, the epoch table,
+/// a blank line, and the step table.
+pub fn history_tsv(label: &str, history: &History) -> String {
+    let mut s = format!(
+        "# {label}\nepoch\tloss\ttoken_acc\tval_exact_match\tlr\tseconds\n"
+    );
+    for r in &history.epochs {
+        s += &format!(
+            "{}\t{:.6}\t{:.6}\t{:.6}\t{:.6e}\t{:.1}\n",
+            r.epoch, r.loss, r.token_acc, r.val_exact_match, r.lr, r.seconds
+        );
+    }
+    s += "\nstep\tloss\n";
+    for (i, loss) in history.step_losses.iter().enumerate() {
+        s += &format!("{}\t{loss:.6}\n", i + 1);
+    }
+    s
+}
+
+/// What the plots need of another run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunHistory {
+    pub label: String,
+    /// Validation exact match after each epoch.
+    pub exact_match: Vec<f64>,
+    /// Training loss of every step (empty in files written before it was kept).
+    pub step_losses: Vec<f64>,
+}
+
+/// Reads back a file written from `history_tsv`.
+pub fn read_history(path: &Path) -> Result<RunHistory> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).with_context(|| {
+        format!("cannot read {shown}: train that run first, or check the path")
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        anyhow!("{shown} is not a history file (it is not text)")
+    })?;
+    parse_history(&text)
+        .with_context(|| format!("{shown} is not a history file"))
+}
+
+fn parse_history(text: &str) -> Result<RunHistory> {
+    let mut lines = text.lines();
+    let label = lines
+        .next()
+        .and_then(|l| l.strip_prefix("# "))
+        .ok_or_else(|| anyhow!("no '# label' line"))?;
+    ensure!(
+        lines.next().is_some_and(|l| l.starts_with("epoch\t")),
+        "no epoch table"
+    );
+    let column = |l: &str, i: usize| -> Result<f64> {
+        let v = l.split('\t').nth(i).and_then(|v| v.parse::<f64>().ok());
+        v.filter(|v| v.is_finite())
+            .ok_or_else(|| anyhow!("bad line '{l}'"))
+    };
+    let mut exact_match = Vec::new();
+    for l in lines.by_ref().take_while(|l| !l.is_empty()) {
+        exact_match.push(column(l, 3)?);
+    }
+    ensure!(!exact_match.is_empty(), "it holds no epochs");
+    let mut step_losses = Vec::new();
+    if lines.next().is_some_and(|l| l.starts_with("step\t")) {
+        for l in lines {
+            step_losses.push(column(l, 1)?);
+        }
+    }
+    Ok(RunHistory {
+        label: label.to_string(),
+        exact_match,
+        step_losses,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::EpochReport;
+
+    #[test]
+    fn a_history_reads_back_what_was_written() {
+        let report = |epoch, em| EpochReport {
+            epoch,
+            loss: 0.5,
+            token_acc: 0.9,
+            val_exact_match: em,
+            lr: 1e-3,
+            seconds: 1.0,
+        };
+        let h = History {
+            epochs: vec![report(1, 0.25), report(2, 0.75)],
+            step_losses: vec![2.5, 1.25, 0.5],
+        };
+        let back = parse_history(&history_tsv("paper", &h)).unwrap();
+        assert_eq!(back.label, "paper");
+        assert_eq!(back.exact_match, [0.25, 0.75]);
+        assert_eq!(back.step_losses, [2.5, 1.25, 0.5]);
+    }
+
+    #[test]
+    fn broken_histories_are_refused() {
+        for text in [
+            "",
+            "paper\n",
+            "# a\nepoch\tloss\n",
+            "# a\nepoch\tx\n1\t2\t3\tNaN\n",
+        ] {
+            assert!(parse_history(text).is_err(), "{text:?} was accepted");
+        }
+        // A file of the older format, without the step table, still reads.
+        let old =
+            "# a\nepoch\tloss\ttoken_acc\tval_exact_match\n1\t0.5\t0.9\t0.5\n";
+        assert_eq!(parse_history(old).unwrap().step_losses, Vec::<f64>::new());
+    }
+}

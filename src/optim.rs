@@ -1,0 +1,193 @@
+//! Adam through libtorch's fused kernel: `at::_fused_adam_`, what PyTorch runs
+//! for `Adam(fused=True)`, reached through the C++ shim because tch does not
+//! expose it.
+//!
+//! tch's `nn::Adam` is libtorch's C++ `torch::optim::Adam`, which updates the
+//! variables one after another with a handful of kernels each: on a GPU,
+//! several hundred launches per step for this model. The fused kernel updates
+//! all of them in a few launches, with the same arithmetic.
+use anyhow::Result;
+use tch::nn::{self, OptimizerConfig};
+use tch::{Kind, Tensor};
+
+use crate::sys::{self, Lr};
+
+/// Adam's hyperparameters; the learning rate is set per step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdamHyper {
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+}
+
+/// Which implementation of Adam a trainer uses. Both compute the same update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Optimizer {
+    /// libtorch's multi-tensor `at::_fused_adam_` (PyTorch's `fused=True`).
+    #[default]
+    Fused,
+    /// tch's `nn::Adam` (libtorch's `torch::optim::Adam`, one variable at a
+    /// time).
+    Tch,
+}
+
+impl Optimizer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Optimizer::Fused => "fused",
+            Optimizer::Tch => "tch",
+        }
+    }
+}
+
+// ANCHOR: fused_adam
+/// Adam over every trainable variable of a VarStore, one fused kernel per step.
+/// It owns the moment buffers and the step count that `torch::optim::Adam`
+/// keeps inside itself; the step count is a tensor on the device, because the
+/// kernel reads it from there (and a CUDA graph can then advance it on every
+/// replay).
+pub struct FusedAdam {
+    params: Vec<Tensor>,
+    exp_avgs: Vec<Tensor>,    // first moments, m
+    exp_avg_sqs: Vec<Tensor>, // second moments, v
+    step: Tensor,             // float32 scalar on the device
+    lr: f64,
+    lr_tensor: Option<Tensor>, // see `use_device_lr`
+    hyper: AdamHyper,
+}
+
+impl FusedAdam {
+    /// Takes the variables trainable now: build the model first.
+    pub fn new(vs: &nn::VarStore, hyper: AdamHyper) -> Self {
+        let params = vs.trainable_variables();
+        let zeros = || -> Vec<Tensor> {
+            tch::no_grad(|| params.iter().map(Tensor::zeros_like).collect())
+        };
+        FusedAdam {
+            exp_avgs: zeros(),
+            exp_avg_sqs: zeros(),
+            step: Tensor::zeros([], (Kind::Float, vs.device())),
+            params,
+            lr: 0.0,
+            lr_tensor: None,
+            hyper,
+        }
+    }
+
+    pub fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+        if let Some(t) = &mut self.lr_tensor {
+            let _ = t.fill_(lr); // queued like any kernel: no wait for the GPU
+        }
+    }
+
+    /// Forgets the gradients (PyTorch's `zero_grad(set_to_none=True)`, which is
+    /// also what tch's `zero_grad` does): the next backward pass allocates
+    /// fresh ones instead of adding to zeros written by a kernel.
+    pub fn zero_grad(&mut self) {
+        sys::set_grads_to_none(&self.params).unwrap_or_else(|e| panic!("{e:#}"))
+    }
+
+    /// One Adam step for every variable that has a gradient.
+    pub fn step(&mut self) {
+        let lr = match &self.lr_tensor {
+            Some(t) => Lr::Tensor(t),
+            None => Lr::Value(self.lr),
+        };
+        let (m, v) = (&self.exp_avgs, &self.exp_avg_sqs);
+        sys::fused_adam_step(&self.params, m, v, &self.step, lr, self.hyper)
+            .unwrap_or_else(|e| panic!("{e:#}"))
+    }
+}
+// ANCHOR_END: fused_adam
+
+impl FusedAdam {
+    /// From now on the learning rate lives in a float32 scalar on the device,
+    /// which `set_lr` overwrites: a captured step reads it on every replay,
+    /// where a number would have been baked into the graph at capture time.
+    pub fn use_device_lr(&mut self) {
+        let device = self.step.device();
+        self.lr_tensor = Some(Tensor::full([], self.lr, (Kind::Float, device)));
+    }
+
+    /// Steps taken so far (reads the device's counter).
+    pub fn steps_taken(&self) -> i64 {
+        self.step.double_value(&[]) as i64
+    }
+
+    pub fn lr(&self) -> f64 {
+        self.lr
+    }
+
+    /// The variables it updates, and their first and second moments, in one
+    /// order.
+    pub fn state(&self) -> (&[Tensor], &[Tensor], &[Tensor]) {
+        (&self.params, &self.exp_avgs, &self.exp_avg_sqs)
+    }
+}
+
+/// Adam either way, behind the three calls a training step makes.
+pub enum Adam {
+    Fused(FusedAdam),
+    Tch(nn::Optimizer),
+}
+
+impl Adam {
+    pub fn new(
+        vs: &nn::VarStore,
+        which: Optimizer,
+        hyper: AdamHyper,
+    ) -> Result<Self> {
+        Ok(match which {
+            Optimizer::Fused => Adam::Fused(FusedAdam::new(vs, hyper)),
+            Optimizer::Tch => {
+                let adam = nn::Adam {
+                    beta1: hyper.beta1,
+                    beta2: hyper.beta2,
+                    eps: hyper.eps,
+                    wd: hyper.weight_decay,
+                    amsgrad: false,
+                };
+                // The schedule sets lr before every step; this 0.0 is never
+                // used.
+                Adam::Tch(adam.build(vs, 0.0)?)
+            }
+        })
+    }
+
+    pub fn which(&self) -> Optimizer {
+        match self {
+            Adam::Fused(_) => Optimizer::Fused,
+            Adam::Tch(_) => Optimizer::Tch,
+        }
+    }
+
+    pub fn set_lr(&mut self, lr: f64) {
+        match self {
+            Adam::Fused(o) => o.set_lr(lr),
+            Adam::Tch(o) => o.set_lr(lr),
+        }
+    }
+
+    pub fn zero_grad(&mut self) {
+        match self {
+            Adam::Fused(o) => o.zero_grad(),
+            Adam::Tch(o) => o.zero_grad(),
+        }
+    }
+
+    pub fn step(&mut self) {
+        match self {
+            Adam::Fused(o) => o.step(),
+            Adam::Tch(o) => o.step(),
+        }
+    }
+
+    pub fn fused_mut(&mut self) -> Option<&mut FusedAdam> {
+        match self {
+            Adam::Fused(o) => Some(o),
+            Adam::Tch(_) => None,
+        }
+    }
+}

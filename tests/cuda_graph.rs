@@ -1,0 +1,143 @@
+//! `--cuda-graph`: refused where it cannot run; on a CUDA machine, replays that
+//! draw fresh dropout masks and follow the eager steps.
+use std::path::Path;
+
+use tch::{Device, Kind, Tensor};
+use transformer_course::data::make_dataset;
+use transformer_course::graph::{check_supported, dropout_masks_differ};
+use transformer_course::optim::Optimizer;
+use transformer_course::sys::cuda_graphs_available;
+use transformer_course::train::{TrainOptions, Trainer};
+
+mod common;
+
+#[test]
+fn a_graphed_trainer_is_refused_on_the_cpu_in_one_line() {
+    let _rng = common::global_rng();
+    let opts = TrainOptions {
+        cuda_graph: true,
+        ..TrainOptions::default()
+    };
+    let err = Trainer::new(common::tiny_config(), Device::Cpu, &opts)
+        .err()
+        .expect("a CPU trainer with a CUDA graph");
+    assert_eq!(format!("{err:#}"), "--cuda-graph needs a CUDA device");
+}
+
+#[test]
+fn a_graph_needs_the_fused_optimizer() {
+    // Checked before anything touches a GPU, so this runs anywhere.
+    let err = check_supported(Device::Cuda(0), Optimizer::Tch).unwrap_err();
+    assert!(err.to_string().contains("fused optimizer"), "{err}");
+    assert!(!err.to_string().contains('\n'));
+}
+
+/// The shim finds `at::cuda::CUDAGraph` at run time, in libtorch_cuda.so:
+/// present in a CUDA build of libtorch (the PyPI wheel on Linux), absent in a
+/// CPU-only one, which must say so instead of crashing.
+#[test]
+fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
+    let lib = Path::new(env!("COURSE_LIBTORCH_LIB"));
+    let has_cuda = lib.join("libtorch_cuda.so").exists();
+    match cuda_graphs_available() {
+        Ok(()) => assert!(has_cuda, "resolved without libtorch_cuda.so"),
+        Err(e) => {
+            assert!(!has_cuda, "libtorch_cuda.so is there, yet: {e}");
+            assert!(e.to_string().contains("no CUDA graphs"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn dropout_masks_of_two_replays_differ() {
+    let err = dropout_masks_differ(Device::Cpu, 16).unwrap_err();
+    assert_eq!(err.to_string(), "--cuda-graph needs a CUDA device");
+    if !tch::Cuda::is_available() {
+        eprintln!("no CUDA here: the replay half of this test runs on a GPU");
+        return;
+    }
+    let _rng = common::global_rng();
+    let (differ, dropped) =
+        dropout_masks_differ(Device::Cuda(0), 1 << 16).unwrap();
+    assert!((0.45..0.55).contains(&dropped), "dropped {dropped}");
+    assert!((0.45..0.55).contains(&differ), "masks differ in {differ}");
+}
+
+/// The same seed, the same batches: the graphed steps (3 eager warm-up steps on
+/// the side stream, then the capture, then replays) give the eager steps'
+/// losses to bf16's accuracy, dropout included.
+#[test]
+fn graphed_steps_follow_eager_steps() {
+    let err = Trainer::new(
+        common::tiny_config(),
+        Device::Cpu,
+        &TrainOptions {
+            cuda_graph: true,
+            ..TrainOptions::default()
+        },
+    );
+    assert!(err.is_err());
+    if !tch::Cuda::is_available() {
+        eprintln!("no CUDA here: the graph half of this test runs on a GPU");
+        return;
+    }
+    let train = make_dataset(12 * 64, 8);
+    let config = transformer_course::config::TransformerConfig {
+        dropout: 0.1,
+        ..common::tiny_config()
+    };
+    let run = |cuda_graph: bool| {
+        let _rng = common::global_rng();
+        let opts = TrainOptions {
+            seed: 4,
+            warmup: 10,
+            cuda_graph,
+            ..TrainOptions::default()
+        };
+        let mut t = Trainer::new(config, Device::Cuda(0), &opts).unwrap();
+        (0..12)
+            .map(|s| {
+                let idx = Tensor::arange_start(
+                    s * 64,
+                    (s + 1) * 64,
+                    (Kind::Int64, Device::Cpu),
+                );
+                let src = train.src.index_select(0, &idx);
+                t.train_step(&src, &train.tgt.index_select(0, &idx)).0
+            })
+            .collect::<Vec<f64>>()
+    };
+    let (eager, graphed) = (run(false), run(true));
+    for (step, (e, g)) in eager.iter().zip(&graphed).enumerate() {
+        assert!(
+            (e - g).abs() < 2e-2 * e.abs().max(1.0),
+            "step {}: eager {e} vs graphed {g}",
+            step + 1
+        );
+    }
+}
+
+/// Without a GPU the graph and stream objects fail with libtorch's own
+/// sentence: the C++ exception crosses back through the shim as an error, not a
+/// crash.
+#[test]
+fn without_a_gpu_graph_objects_fail_cleanly() {
+    use transformer_course::sys::{CudaGraph, SideStream};
+    if tch::Cuda::is_available() {
+        assert!(CudaGraph::new().is_ok());
+        assert!(SideStream::new(0).is_ok());
+        return;
+    }
+    if cuda_graphs_available().is_err() {
+        assert!(CudaGraph::new().is_err());
+        return;
+    }
+    for err in [
+        CudaGraph::new().err().expect("a graph without a GPU"),
+        SideStream::new(0).err().expect("a stream without a GPU"),
+    ] {
+        let text = err.to_string();
+        assert!(text.contains("libtorch: "), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+    }
+}

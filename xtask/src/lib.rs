@@ -1,0 +1,18 @@
+//! The course's tooling, run as `cargo xtask <command>` (an alias in
+//! `.cargo/config.toml`). One parser of the `ANCHOR` regions serves the book check,
+//! the student edition and the exercise tools.
+pub mod anchors;
+pub mod catalog;
+pub mod mutants;
+pub mod progress;
+pub mod student;
+
+use std::path::PathBuf;
+
+/// The workspace root: the folder above this crate.
+pub fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent()
+        .expect("xtask lives inside the workspace")
+        .to_path_buf()
+}

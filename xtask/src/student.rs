@@ -1,0 +1,266 @@
+//! The student edition: a copy of the workspace in which every exercise solution
+//! is replaced by its hints and a `todo!()`.
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::anchors::exercises;
+
+/// The folder of the exercises, relative to the workspace root.
+pub const EXERCISE_SRC: &str = "exercises/src";
+
+/// What a blanked region holds instead of its solution.
+pub fn todo_line(indent: &str, name: &str) -> String {
+    let chapter = &name[2..4];
+    format!(
+        "{indent}todo!(\"exercise {name}: see the book, chapter {chapter}\")"
+    )
+}
+
+/// `text` with every exercise region reduced to its markers, its hints and one
+/// `todo!()`. Returns the text and the number of regions.
+pub fn blank_text(text: &str, what: &str) -> Result<(String, usize), String> {
+    let parsed = exercises(text, what)?;
+    let mut out = Vec::new();
+    let mut regions = parsed.exercises.iter().peekable();
+    let mut skipping: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(name) = skipping {
+            if line.trim() == format!("// ANCHOR_END: {name}") {
+                out.push(line.to_string());
+                skipping = None;
+            }
+            continue;
+        }
+        out.push(line.to_string());
+        if let Some(r) = regions.next_if(|r| r.line == i + 1) {
+            let indent: String =
+                line.chars().take_while(|c| c.is_whitespace()).collect();
+            out.extend(r.hints.iter().cloned());
+            out.push(todo_line(&indent, &r.name));
+            skipping = Some(&r.name);
+        }
+    }
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    Ok((s, parsed.exercises.len()))
+}
+
+/// Blanks every .rs file under `dir`, in place. Returns the number of regions.
+pub fn blank_dir(dir: &Path) -> Result<usize> {
+    let mut count = 0;
+    for file in rust_files(dir)? {
+        let text = fs::read_to_string(&file)?;
+        let (blanked, n) = blank_text(&text, &file.display().to_string())
+            .map_err(anyhow::Error::msg)?;
+        if n > 0 {
+            fs::write(&file, blanked)?;
+        }
+        count += n;
+    }
+    Ok(count)
+}
+
+fn rust_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+    {
+        let path = entry?.path();
+        if path.is_dir() {
+            files.extend(rust_files(&path)?);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Writes the student edition of the workspace at `repo` into `dest` (new or
+/// empty, outside `repo`). Copies what git knows about (tracked files as they are
+/// in the working tree, and untracked files that are not ignored), links the same
+/// libtorch, and blanks the exercises. Returns the number of regions blanked.
+pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
+    if dest.exists() {
+        let empty = fs::read_dir(dest)?.next().is_none();
+        ensure!(empty, "{} exists and is not empty", dest.display());
+    }
+    fs::create_dir_all(dest)?;
+    let dest = dest.canonicalize()?;
+    let repo = repo.canonicalize()?;
+    ensure!(
+        !dest.starts_with(&repo),
+        "DEST must lie outside the repository"
+    );
+
+    copy_workspace(&repo, &dest, false)?;
+    // The wrong solutions that `cargo xtask mutants` checks the tests with are
+    // near-solutions: they stay out of the edition.
+    let mutants = dest.join(MUTANTS);
+    if mutants.exists() {
+        fs::remove_dir_all(&mutants)?;
+    }
+    let exercises = dest.join(EXERCISE_SRC);
+    if !exercises.is_dir() {
+        bail!("no {EXERCISE_SRC} in the copy");
+    }
+    let n = blank_dir(&exercises)?;
+    allow_unused(&exercises.join("lib.rs"))?;
+    Ok(n)
+}
+
+/// The folder of the exercises' wrong solutions, relative to the workspace root.
+pub const MUTANTS: &str = "exercises/mutants";
+
+/// What git knows about in `repo`: tracked files as they are in the working tree and
+/// untracked files that are not ignored, relative to `repo`, sorted.
+pub fn workspace_files(repo: &Path) -> Result<Vec<String>> {
+    let listed = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(repo)
+        .output()
+        .context("cannot run git (is this a git checkout?)")?;
+    ensure!(
+        listed.status.success(),
+        "git ls-files failed: {}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let mut names: Vec<String> = std::str::from_utf8(&listed.stdout)?
+        .split('\0')
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Copies the workspace at `repo` (see `workspace_files`) into `dest` and links the
+/// same libtorch and Python environment. With `only_changed`, a file whose copy
+/// already has the same bytes is left alone, so that its modification time stays
+/// and cargo does not rebuild what did not change; files that git no longer lists
+/// are removed from the copy. Without it every file is copied afresh, and a plain
+/// copy gets a fresh modification time, so cargo never takes an old build for the
+/// copy's. Returns the number of files written.
+pub fn copy_workspace(
+    repo: &Path,
+    dest: &Path,
+    only_changed: bool,
+) -> Result<usize> {
+    let names = workspace_files(repo)?;
+    let mut written = 0;
+    for name in &names {
+        let from = repo.join(name);
+        let meta = match fs::symlink_metadata(&from) {
+            Ok(m) => m,
+            Err(_) => continue, // tracked but deleted in the working tree
+        };
+        let to = dest.join(name);
+        if let Some(dir) = to.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        if meta.file_type().is_symlink() {
+            let target = fs::read_link(&from)?;
+            if fs::read_link(&to).ok().as_ref() != Some(&target) {
+                let _ = fs::remove_file(&to);
+                std::os::unix::fs::symlink(target, &to)?;
+            }
+        } else if meta.is_file() {
+            let same = only_changed
+                && fs::read(&to).is_ok_and(|old| {
+                    fs::read(&from).is_ok_and(|new| new == old)
+                });
+            if !same {
+                let _ = fs::remove_file(&to); // a read-only file, or a link
+                fs::copy(&from, &to)
+                    .with_context(|| format!("cannot copy {name}"))?;
+                written += 1;
+            }
+        }
+    }
+    if only_changed {
+        let keep: std::collections::HashSet<PathBuf> =
+            names.iter().map(|n| dest.join(n)).collect();
+        for file in files_under(dest)? {
+            if !keep.contains(&file) {
+                fs::remove_file(&file)?;
+            }
+        }
+    }
+    // The same libtorch and Python environment (both are ignored symlinks).
+    for link in [".libtorch", ".venv"] {
+        if let Ok(target) = fs::canonicalize(repo.join(link)) {
+            let at = dest.join(link);
+            if fs::read_link(&at).ok() != Some(target.clone()) {
+                let _ = fs::remove_file(&at);
+                std::os::unix::fs::symlink(target, at)?;
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// Every plain file under `dir`, not following links, skipping `.libtorch`, `.venv`
+/// and `target`.
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        let name = entry.file_name();
+        if [".libtorch", ".venv", "target"].iter().any(|n| name == *n) {
+            continue;
+        }
+        if kind.is_dir() {
+            files.extend(files_under(&path)?);
+        } else if kind.is_file() {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+/// In the student edition the bodies are `todo!()`, so parameters and imports go
+/// unused until the learner fills them in: say so once, in the crate root.
+fn allow_unused(lib: &Path) -> Result<()> {
+    let text = fs::read_to_string(lib)?;
+    let at = text
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .map(|l| l.len() + 1)
+        .sum();
+    let note = "// Student edition: the exercise bodies are todo!() until you write them.\n\
+                #![allow(unused)]\n";
+    fs::write(lib, format!("{}{note}{}", &text[..at], &text[at..]))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blanking_keeps_hints_and_markers() {
+        let text = "fn f() -> i32 {\n    // ANCHOR: ex03_a\n    // HINT: h\n    let x = 1;\n    x\n    // ANCHOR_END: ex03_a\n}\n";
+        let (out, n) = blank_text(text, "t.rs").unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(
+            out,
+            "fn f() -> i32 {\n    // ANCHOR: ex03_a\n    // HINT: h\n    todo!(\"exercise ex03_a: see the book, chapter 03\")\n    // ANCHOR_END: ex03_a\n}\n"
+        );
+        // Blanking twice changes nothing more.
+        assert_eq!(blank_text(&out, "t.rs").unwrap().0, out);
+    }
+}
