@@ -53,10 +53,7 @@ fn worked_example() {
     let (out, weights) = scaled_dot_product(&q, &k, &v, None, 0.0, false);
     show_matrix("softmax (rows)", &weights);
     show_matrix("weights · V", &out);
-    println!(
-        "
-The same with the causal mask (token i sees tokens 0..=i):"
-    );
+    println!("\nThe same with the causal mask (token i sees tokens 0..=i):");
     let causal = make_causal_mask(3, Device::Cpu);
     let (out, weights) =
         scaled_dot_product(&q, &k, &v, Some(&causal), 0.0, false);

@@ -503,7 +503,7 @@ where
     } else {
         let pad = 0.05 * (y1 - y0).max(1e-12);
         let mut chart = builder(root)
-            .build_cartesian_2d(x0..x1, (y0 - pad).min(0.0)..y1 + pad)
+            .build_cartesian_2d(x0..x1, y0 - pad..y1 + pad)
             .map_err(de)?;
         chart
             .configure_mesh()
@@ -564,11 +564,11 @@ where
             .draw_series([Text::new(label.clone(), (*x, *y), style)])
             .map_err(de)?;
     }
-    // A marked point (the schedule's peak) sits high; keep the legend away.
-    let corner = if c.mark.is_some() {
-        SeriesLabelPosition::LowerRight
-    } else {
+    // Losses fall to the lower right; rates and accuracies rise or sit high.
+    let corner = if c.log_y {
         SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::LowerRight
     };
     chart
         .configure_series_labels()
