@@ -31,10 +31,10 @@ for s in "${seeds[@]}"; do
   grep -m1 'seed=' "$work/seed$s.log" | sed 's/^/  /'
 done
 
-printf '\n%6s  %-60s  %s\n' seed "val exact match per epoch (500 samples)" "final, all 1,000"
+printf '\n%4s  %-60s %s\n' seed "val exact match per epoch (500 samples)" "final (1,000)"
 for s in "${seeds[@]}"; do
   per_epoch=$(sed -n 's/.*val_exact_match=\([0-9.]*\).*/\1/p' "$work/seed$s.log" | tr '\n' ' ')
   final=$(sed -n 's/^validation exact match on all [0-9]* samples: \([0-9.]*\).*/\1/p' "$work/seed$s.log")
-  printf '%6s  %-60s  %s\n' "$s" "$per_epoch" "${final:-failed (see below)}"
+  printf '%4s  %-60s %s\n' "$s" "$per_epoch" "${final:-failed (see below)}"
   [ -n "$final" ] || tail -n 5 "$work/seed$s.log"
 done
