@@ -11,8 +11,8 @@ use transformer_course::checkpoint::{
 };
 use transformer_course::cli::{run_main, select_device, DeviceChoice};
 use transformer_course::data::{
-    digit_sequences, make_dataset, make_dataset_excluding, parse_digits, row,
-    source_tensor, ReverseDataset,
+    digit_rows, digit_sequences, make_dataset, make_dataset_excluding,
+    parse_digits, row, source_tensor, ReverseDataset,
 };
 use transformer_course::generate::{
     correct_rows, greedy_decode, reverse_digits,
@@ -150,8 +150,7 @@ struct Scored {
 
 impl Scored {
     fn new(model: &Transformer, data: &ReverseDataset) -> Scored {
-        let n = data.len() as i64;
-        let seqs = (0..n).map(|i| digits_of(&row(&data.src, i))).collect();
+        let seqs = digit_rows(data);
         let right = correct_rows(model, &data.src, &data.tgt, 500);
         Scored { seqs, right }
     }

@@ -142,9 +142,14 @@ pub fn row(t: &Tensor, i: i64) -> Vec<i64> {
         .expect("an int64 row")
 }
 
+/// The digit sequence of every source row, in order; one copy off the tensor.
+pub fn digit_rows(data: &ReverseDataset) -> Vec<Vec<i64>> {
+    let flat = Vec::<i64>::try_from(&data.src.flatten(0, -1))
+        .expect("int64 source rows");
+    flat.chunks_exact(SEQ_LEN).map(digits_of).collect()
+}
+
 /// The distinct digit sequences of a data set's source rows.
 pub fn digit_sequences(data: &ReverseDataset) -> HashSet<Vec<i64>> {
-    (0..data.len() as i64)
-        .map(|i| digits_of(&row(&data.src, i)))
-        .collect()
+    digit_rows(data).into_iter().collect()
 }
