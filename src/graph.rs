@@ -62,6 +62,7 @@ pub struct GraphedStep {
     captured: Option<(CudaGraph, Tensor)>, // the graph and its `stats` output
     warmup_left: usize,
     device_index: usize,
+    capture_failed: bool, // a failed capture is not tried again
 }
 
 impl GraphedStep {
@@ -82,6 +83,7 @@ impl GraphedStep {
             captured: None,
             warmup_left: WARMUP_STEPS,
             device_index: index,
+            capture_failed: false,
         })
     }
 
@@ -137,6 +139,10 @@ fn step(
     tgt: &Tensor,
     lap: &mut dyn FnMut(usize),
 ) -> Result<(f64, f64)> {
+    ensure!(
+        !g.capture_failed,
+        "the CUDA graph's capture failed earlier; train without --cuda-graph"
+    );
     g.fit_shape(src, tgt)?;
     t.step += 1;
     t.opt.set_lr(t.lr_at(t.step)); // fills the device's lr: no graph change
@@ -162,6 +168,7 @@ fn step(
             // again.
             t.opt.zero_grad();
             sys::cuda_synchronize(g.device_index)?;
+            g.capture_failed = true; // until the capture below succeeds
             let mut graph = CudaGraph::new()?;
             let stats = g.stream.run(|| {
                 // Autocast's cache would keep bf16 weights made inside the
@@ -170,6 +177,7 @@ fn step(
                     graph.capture(|| step_body(t, &g.src, &g.tgt))
                 })
             })??;
+            g.capture_failed = false;
             graph.replay()?; // the capture only recorded: now run this batch
             g.captured = Some((graph, stats.shallow_clone()));
             stats

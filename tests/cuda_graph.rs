@@ -7,7 +7,7 @@ use transformer_course::data::make_dataset;
 use transformer_course::graph::{check_supported, dropout_masks_differ};
 use transformer_course::optim::Optimizer;
 use transformer_course::sys::cuda_graphs_available;
-use transformer_course::train::{TrainOptions, Trainer};
+use transformer_course::train::{Precision, TrainOptions, Trainer};
 
 mod common;
 
@@ -88,6 +88,9 @@ fn graphed_steps_follow_eager_steps() {
     };
     let run = |cuda_graph: bool| {
         let _rng = common::global_rng();
+        // The recipe's precision, as the chapter's binary sets it: autocast's
+        // dtype is per thread, and libtorch's default would be fp16.
+        Precision::Bf16.configure(Device::Cuda(0)).unwrap();
         let opts = TrainOptions {
             seed: 4,
             warmup: 10,
@@ -123,6 +126,8 @@ fn graphed_steps_follow_eager_steps() {
 #[test]
 fn without_a_gpu_graph_objects_fail_cleanly() {
     use transformer_course::sys::{CudaGraph, SideStream};
+    // On a GPU, no CUDA call may run while another test thread captures.
+    let _rng = common::global_rng();
     if tch::Cuda::is_available() {
         assert!(CudaGraph::new().is_ok());
         assert!(SideStream::new(0).is_ok());

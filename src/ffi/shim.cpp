@@ -295,9 +295,12 @@ int course_set_autocast_cache_enabled(int enabled) {
 // Streams through c10's device-generic interface, which needs no CUDA header:
 // a side stream from libtorch's pool, made current for a while, ordered after
 // the work already queued on the previous stream and before what comes after.
+// Its device is made the current device too: exchangeStream does not do that,
+// and a capture looks at the current device's stream.
 struct CourseSideStream {
   c10::Stream side;
   c10::Stream previous;
+  c10::Device previous_device;
 };
 
 void* course_side_stream_new(int device) {
@@ -306,7 +309,7 @@ void* course_side_stream_new(int device) {
     auto index = static_cast<c10::DeviceIndex>(device);
     auto dev = c10::Device(c10::DeviceType::CUDA, index);
     auto side = impl.getStreamFromGlobalPool(dev, /*isHighPriority=*/false);
-    return new CourseSideStream{side, side};
+    return new CourseSideStream{side, side, dev};
   } catch (const c10::Error& e) {
     fail(e.what_without_backtrace());
   } catch (...) {
@@ -323,6 +326,7 @@ int course_side_stream_enter(void* s) {
   return guarded([&] {
     auto* st = static_cast<CourseSideStream*>(s);
     c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
+    st->previous_device = impl.exchangeDevice(st->side.device());
     st->previous = impl.exchangeStream(st->side);
     c10::Event ready(c10::DeviceType::CUDA);
     ready.record(st->previous);
@@ -339,6 +343,7 @@ int course_side_stream_exit(void* s) {
     c10::Event done(c10::DeviceType::CUDA);
     done.record(st->side);
     done.block(st->previous);
+    impl.setDevice(st->previous_device);
     return 0;
   });
 }
