@@ -49,6 +49,8 @@ fn run() -> anyhow::Result<()> {
         },
     )?;
     let digits = (Kind::Int64, Device::Cpu);
+    // Ids from NUM_OFFSET (3, digit 0) up to the vocabulary size: digits only,
+    // no PAD, so every position is real.
     let src = Tensor::randint_low(NUM_OFFSET, vocab, [8, max_len], digits);
     let mask = make_padding_mask(&src);
     let mut x = deep.embed.forward(&src, false);

@@ -142,6 +142,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     analyse(&model, &args.out_dir)
 }
 
+// ANCHOR: scored
 /// One validation set: its digit sequences and which rows the model gets right.
 struct Scored {
     seqs: Vec<Vec<i64>>,
@@ -168,6 +169,7 @@ impl Scored {
         (rate, n)
     }
 }
+// ANCHOR_END: scored
 
 /// How good is the model, and where does it fail? Exact match on the usual
 /// validation set and on one disjoint from the training set, by input length,

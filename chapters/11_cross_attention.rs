@@ -181,7 +181,6 @@ fn compare_with_slow_learner(
 }
 // ANCHOR_END: ablation
 
-// ANCHOR: all_heads
 /// Every layer and head of all three kinds of attention, one figure per kind.
 fn draw_every_head(
     maps: &AttentionMaps,
@@ -229,4 +228,3 @@ fn draw_every_head(
     }
     Ok(())
 }
-// ANCHOR_END: all_heads

@@ -230,11 +230,25 @@ fn report_main(main: &SweepRow, s: Sizes, dtype: &str, cuda: bool) {
     println!();
     show("hand-written", main.manual);
     show("SDPA        ", main.sdpa);
-    let kind = if cuda { Kind::BFloat16 } else { Kind::Float };
+    // Under CUDA autocast the product Q Kᵀ comes out in bf16, softmax runs
+    // and returns fp32, and the product with V takes a bf16 copy of that.
+    let (kind, bytes, stored) = if cuda {
+        (
+            Kind::BFloat16,
+            2,
+            "in bf16 for the scores, again in fp32 (twice that) for\n  \
+             the softmax, and once more in bf16 for the product with V",
+        )
+    } else {
+        (
+            Kind::Float,
+            4,
+            "stored once for the scores and again for the softmax",
+        )
+    };
     println!(
-        "the score matrix alone: [{b}, {h}, {l}, {l}] × {} bytes = {:.0} MiB,\n  \
-         stored once for the scores and again for the softmax",
-        if cuda { 2 } else { 4 },
+        "the score matrix alone: [{b}, {h}, {l}, {l}] × {bytes} bytes = {:.0} \
+         MiB,\n  {stored}",
         score_matrix_bytes(b, h, l, kind) as f64 / (1u64 << 20) as f64
     );
     println!(

@@ -32,7 +32,6 @@ pub fn make_causal_mask(l: i64, device: Device) -> Tensor {
 pub fn make_target_mask(tgt_in: &Tensor) -> Tensor {
     make_target_mask_with(tgt_in, make_causal_mask)
 }
-// ANCHOR_END: masks
 
 /// A function that builds the causal mask; chapter 07 swaps in broken ones.
 pub type CausalMaskFn = fn(i64, Device) -> Tensor;
@@ -40,8 +39,10 @@ pub type CausalMaskFn = fn(i64, Device) -> Tensor;
 /// `make_target_mask` with the causal part built by `causal`.
 pub fn make_target_mask_with(tgt_in: &Tensor, causal: CausalMaskFn) -> Tensor {
     let l = tgt_in.size()[1];
+    // [1, 1, Lt, Lt] | [B, 1, 1, Lt] broadcasts to [B, 1, Lt, Lt]
     causal(l, tgt_in.device()).logical_or(&make_padding_mask(tgt_in))
 }
+// ANCHOR_END: masks
 
 // ANCHOR: transformer
 #[derive(Debug)]
