@@ -24,7 +24,14 @@
 #   eager    the same recipe without the graph, the before of the before/after (about 60 s)
 #   bench    scripts/bench-vs-pytorch.sh --device cuda: eager, fused and graphed rows, each
 #            against its PyTorch twin (several minutes)
-#   regen    scripts/regen-cuda.sh: every CUDA output of the book (long: 20 minutes or more)
+#   regen    scripts/regen-cuda.sh: every CUDA output the book shows (6-9 min)
+#
+# A session's device time is 15 minutes, a command's 10, and starting a machine costs
+# 1-2 of them, so plan two calls:
+#   1. --skip regen (rng, agree, train, eager, bench: about 5-6 min). If rng, agree and
+#      train pass, make --cuda-graph the default on CUDA here and rebuild the binaries.
+#   2. --only regen with the rebuilt binaries: the book's CUDA outputs, trained with the
+#      graph (chapter 09's two runs then take seconds instead of a minute each).
 #
 #   --only STAGE  run only these stages (repeatable)
 #   --skip STAGE  leave these out (repeatable)
@@ -47,7 +54,7 @@ cd "$repo"
 usage="usage: scripts/gpu-fast-path.sh BIN_DIR [--pack FILE] [--only STAGE]... [--skip STAGE]... [--steps N] [--regen-row NAME]... [--dry-run]"
 all_stages=(rng agree train eager bench regen)
 [ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
-case $1 in -h|--help) sed -n '2,42p' "$0"; exit 0 ;; -*) echo "$usage" >&2; exit 2 ;; esac
+case $1 in -h|--help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;; -*) echo "$usage" >&2; exit 2 ;; esac
 bin_dir=$1
 shift
 pack=target/gpu-fast-path.tar.gz
@@ -71,7 +78,7 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --regen-row) regen_rows+=("${2:?--regen-row needs a name}"); shift 2 ;;
     --dry-run) dry_run=1; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "gpu-fast-path: unknown option '$1'" >&2; echo "$usage" >&2; exit 2 ;;
   esac
 done

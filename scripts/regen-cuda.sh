@@ -14,6 +14,11 @@
 #                so that a session cut short still keeps what finished
 #   --only NAME  only these rows (repeatable; names from regen-outputs.sh --list --cuda)
 #
+# Without --only it runs the CUDA rows whose output a page of the book includes. The
+# others (seed_spread_cuda: five trainings) run only when named with --only. Rough
+# times on an H200, eager training: 09 (two runs) 2-3 min, 10 and 11 under a minute
+# together, 12's sweep to L = 32768 1-2 min, the benchmark 2-3 min.
+#
 # It finds torch's lib/ folder through PYTHON (default python3), puts it on
 # LD_LIBRARY_PATH so the binaries load that libtorch instead of the one their rpath
 # names, and checks that the versions agree before running anything.
@@ -55,7 +60,13 @@ fi
 names=("${only[@]+"${only[@]}"}")
 if [ ${#names[@]} -eq 0 ]; then
   list=$(scripts/regen-outputs.sh --list --cuda)
-  mapfile -t names < <(awk '{ print $1 }' <<<"$list")
+  while read -r name _; do
+    if grep -rqF "outputs/$name.txt" book/src --include='*.md'; then
+      names+=("$name")
+    else
+      echo "regen-cuda: leaving out $name (no page shows it; --only $name runs it)" >&2
+    fi
+  done <<<"$list"
 fi
 [ ${#names[@]} -gt 0 ] || { echo "regen-cuda: no CUDA rows to run" >&2; exit 1; }
 
