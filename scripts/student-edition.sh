@@ -16,23 +16,26 @@
 #     // HINT: ...          <- the HINT lines right after the marker are kept
 #     ...solution...        <- replaced by: todo!("exercise exNN_name: see the book, chapter NN")
 #     // ANCHOR_END: exNN_name
-# The markers stay, so the book's {{#include ...:exNN_name}} still finds the regions.
-# Nothing else is touched: the student edition builds, its chapter binaries run, and
-# exactly the tests in exercises/tests/exercises_chNN.rs fail until the exercises are done.
+# The markers stay, so the regions can still be found by name. The solutions are kept,
+# untouched, in exercises/solutions/ (compiled by no crate), and the book's answer key
+# includes them from there.
+# Nothing else is touched but those include paths: the student edition builds, its
+# chapter binaries run, and exactly the tests in exercises/tests/exercises_chNN.rs fail
+# until the exercises are done.
 #
 # The work is done by `cargo xtask student-edition` (xtask/src/student.rs).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 case ${1:-} in
-  -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
-  "") sed -n '2,23p' "$0" >&2; exit 2 ;;
+  -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+  "") sed -n '2,26p' "$0" >&2; exit 2 ;;
   --blank)
     [ $# -eq 2 ] && [ -d "$2" ] || { echo "student-edition.sh: --blank needs one existing directory" >&2; exit 2; }
     dir=$(cd "$2" && pwd)
     cd "$repo" && exec cargo xtask blank "$dir" ;;
   -*) echo "student-edition.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac
-[ $# -eq 1 ] || { sed -n '2,23p' "$0" >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '2,26p' "$0" >&2; exit 2; }
 mkdir -p "$1"
 dest=$(cd "$1" && pwd)
 cd "$repo" && exec cargo xtask student-edition "$dest"

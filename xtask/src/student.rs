@@ -11,6 +11,13 @@ use crate::anchors::exercises;
 /// The folder of the exercises, relative to the workspace root.
 pub const EXERCISE_SRC: &str = "exercises/src";
 
+/// Where the student edition keeps the reference solutions for the book's answer
+/// key (the exercises themselves are blanked); not part of any crate.
+pub const SOLUTIONS: &str = "exercises/solutions";
+
+/// The answer key, which includes the solutions, relative to the workspace root.
+pub const ANSWER_KEY: &str = "book/src/answer_key.md";
+
 /// What a blanked region holds instead of its solution.
 pub fn todo_line(indent: &str, name: &str) -> String {
     let chapter = &name[2..4];
@@ -109,9 +116,35 @@ pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
     if !exercises.is_dir() {
         bail!("no {EXERCISE_SRC} in the copy");
     }
+    keep_solutions_for_the_answer_key(&dest)?;
     let n = blank_dir(&exercises)?;
     allow_unused(&exercises.join("lib.rs"))?;
     Ok(n)
+}
+
+/// Copies the solution files to [`SOLUTIONS`] and points the answer key's
+/// includes there, so that the edition's book still shows the reference answers
+/// while the learner's own files hold `todo!()`s.
+fn keep_solutions_for_the_answer_key(dest: &Path) -> Result<()> {
+    let solutions = dest.join(SOLUTIONS);
+    fs::create_dir_all(&solutions)?;
+    for file in rust_files(&dest.join(EXERCISE_SRC))? {
+        let name = file.file_name().context("a file name")?;
+        if name.to_string_lossy().starts_with("ch") {
+            fs::copy(&file, solutions.join(name))?;
+        }
+    }
+    let key = dest.join(ANSWER_KEY);
+    let text = fs::read_to_string(&key)
+        .with_context(|| format!("reading {}", key.display()))?;
+    let from = format!("../../{EXERCISE_SRC}/");
+    ensure!(
+        text.contains(&from),
+        "{ANSWER_KEY} includes nothing from {from}"
+    );
+    let to = format!("../../{SOLUTIONS}/");
+    fs::write(&key, text.replace(&from, &to))?;
+    Ok(())
 }
 
 /// The folder of the exercises' wrong solutions, relative to the workspace root.

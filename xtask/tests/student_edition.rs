@@ -25,7 +25,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use xtask::anchors::{self, ExerciseFile};
-use xtask::student::{blank_text, EXERCISE_SRC};
+use xtask::student::{blank_text, EXERCISE_SRC, SOLUTIONS};
+
+/// Where the answer key takes the solutions from: the exercises themselves
+/// here, the copy that `make_edition` keeps in a student edition.
+fn answer_key_source() -> &'static str {
+    if root().join(SOLUTIONS).is_dir() {
+        SOLUTIONS
+    } else {
+        EXERCISE_SRC
+    }
+}
 
 fn root() -> PathBuf {
     xtask::workspace_root()
@@ -143,8 +153,10 @@ fn the_book_lists_and_answers_every_exercise() {
             problems.push(format!("chapter {nn}: the exercise page does not say how to run tests/exercises_ch{nn}.rs"));
         }
         for name in names {
+            // The student edition's key includes the copy in SOLUTIONS.
             let include = format!(
-                "{{{{#include ../../exercises/src/{file_name}:{name}}}}}"
+                "{{{{#include ../../{}/{file_name}:{name}}}}}",
+                answer_key_source()
             );
             if !key.contains(&include) {
                 problems.push(format!("answer_key.md lacks {include}"));
@@ -313,4 +325,41 @@ fn the_answer_key_counts_the_exercises_as_the_catalog_does() {
         key.contains(&says),
         "the answer key should say \"{says}\" ({regions} solution regions)"
     );
+}
+
+/// In a student edition, the answer key's copy of the solutions holds real
+/// answers for exactly the regions the learner's files have. (Here, with no
+/// copy, it checks that the answer key reads the exercises themselves.)
+#[test]
+fn the_answer_key_shows_real_solutions_in_either_edition() {
+    let key = fs::read_to_string(root().join("book/src/answer_key.md"))
+        .expect("book/src/answer_key.md");
+    let source = answer_key_source();
+    let other = if source == SOLUTIONS {
+        EXERCISE_SRC
+    } else {
+        SOLUTIONS
+    };
+    assert!(
+        !key.contains(&format!("../../{other}/")),
+        "the answer key should include only from {source}"
+    );
+    let mut problems = vec![];
+    for file in exercise_files(&root().join(source)) {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let answers = parse(&file).unwrap();
+        let learner = parse(&root().join(EXERCISE_SRC).join(name)).unwrap();
+        let names = |f: &ExerciseFile| -> Vec<String> {
+            f.exercises.iter().map(|e| e.name.clone()).collect()
+        };
+        if names(&answers) != names(&learner) {
+            problems.push(format!("{name}: the regions differ from {source}"));
+        }
+        for e in &answers.exercises {
+            if e.body.iter().any(|l| l.contains("todo!(\"exercise")) {
+                problems.push(format!("{name}: {} is blank", e.name));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
