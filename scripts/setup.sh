@@ -40,16 +40,39 @@ for arg in "$@"; do
   esac
 done
 
+# What the steps below need, checked first so that a missing piece is one line here,
+# not an error from pip or from a C++ build minutes later.
+missing=()
+command -v cargo >/dev/null || missing+=("Rust's cargo (https://rustup.rs)")
+command -v c++ >/dev/null || command -v g++ >/dev/null ||
+  missing+=("a C++ compiler, for tch's and the course's C++ (Debian/Ubuntu: build-essential)")
 have_torch() {
   [ -x "$venv/bin/python" ] &&
     "$venv/bin/python" -c "import torch, safetensors, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" 2>/dev/null
 }
+if ! have_torch; then # Python is needed only to download libtorch
+  if ! command -v python3 >/dev/null; then
+    missing+=("Python 3, to download libtorch (Debian/Ubuntu: python3)")
+  elif ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    missing+=("Python's venv module (Debian/Ubuntu: python3-venv)")
+  fi
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: missing:" >&2
+  printf '  - %s\n' "${missing[@]}" >&2
+  exit 1
+fi
 
 if have_torch; then
   echo "setup: torch $TORCH_VERSION already in $venv"
 else
-  echo "setup: installing torch==$TORCH_VERSION into $venv (about 3 GB, a few minutes)"
   mkdir -p "$cache"
+  free_kb=$(df -Pk "$cache" | awk 'NR == 2 { print $4 }')
+  if [ "${free_kb:-0}" -lt $((5 * 1024 * 1024)) ]; then
+    echo "setup: $cache has $((free_kb / 1024 / 1024)) GB free; the download needs about 5 GB" >&2
+    exit 1
+  fi
+  echo "setup: installing torch==$TORCH_VERSION into $venv (about 3 GB to download, 5 GB on disk, a few minutes)"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet "torch==$TORCH_VERSION" safetensors numpy

@@ -2,7 +2,9 @@
 //! makes is asserted here, and the book includes these regions, so the primer
 //! cannot drift from what tch actually does. Only `tch` and `anyhow` are used,
 //! none of the course's own code.
+// ANCHOR: imports
 use tch::{nn, nn::Module, nn::OptimizerConfig, Device, Kind, Tensor};
+// ANCHOR_END: imports
 
 #[test]
 fn a_tensor_is_a_handle() {
@@ -133,8 +135,9 @@ fn panicking_methods_and_their_f_twins() {
     let view = std::panic::AssertUnwindSafe(|| t.view([2, 12]));
     assert!(std::panic::catch_unwind(view).is_err()); // plain view panics
 
-    assert_eq!(t.reshape([2, 12]).size(), [2, 12]); // reshape copies
-                                                    // ANCHOR_END: f_methods
+    // reshape gives the same shape, copying the numbers when it must
+    assert_eq!(t.reshape([2, 12]).size(), [2, 12]);
+    // ANCHOR_END: f_methods
 }
 
 #[test]

@@ -414,8 +414,8 @@ pub fn other_tests_line(run: &TestRun, ok: bool) -> String {
 /// `Running …` lines (stderr) stay in order with the test results (stdout).
 /// Returns (success, the output).
 pub fn run_merged(cmd: &mut Command) -> Result<(bool, String)> {
-    use std::io::Read;
-    let (mut reader, writer) = std::io::pipe()?;
+    use std::io::BufRead;
+    let (reader, writer) = std::io::pipe()?;
     let mut child = cmd
         .stdin(std::process::Stdio::null())
         .stdout(writer.try_clone()?)
@@ -426,8 +426,21 @@ pub fn run_merged(cmd: &mut Command) -> Result<(bool, String)> {
     // the read below ends when the child does.
     cmd.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
+    // Read line by line to say once that cargo is compiling: on a fresh copy
+    // that takes minutes, which would otherwise pass in silence.
     let mut bytes = Vec::new();
-    reader.read_to_end(&mut bytes)?;
+    let mut lines = std::io::BufReader::new(reader);
+    let mut said = false;
+    loop {
+        let start = bytes.len();
+        if lines.read_until(b'\n', &mut bytes)? == 0 {
+            break;
+        }
+        if !said && bytes[start..].starts_with(b"   Compiling ") {
+            eprintln!("compiling first (a few minutes in a fresh copy) …");
+            said = true;
+        }
+    }
     let status = child.wait()?;
     Ok((
         status.success(),

@@ -117,6 +117,7 @@ pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
         bail!("no {EXERCISE_SRC} in the copy");
     }
     keep_solutions_for_the_answer_key(&dest)?;
+    mark_the_readme(&dest)?;
     let n = blank_dir(&exercises)?;
     allow_unused(&exercises.join("lib.rs"))?;
     Ok(n)
@@ -144,6 +145,25 @@ fn keep_solutions_for_the_answer_key(dest: &Path) -> Result<()> {
     );
     let to = format!("../../{SOLUTIONS}/");
     fs::write(&key, text.replace(&from, &to))?;
+    Ok(())
+}
+
+/// What the edition's README says first, under its title.
+pub const EDITION_NOTE: &str =
+    "> **This is the student edition.** The exercise \
+bodies in `exercises/src/` are blank, for you to write; `cargo xtask progress` \
+shows where you stand. The reference solutions are in `exercises/solutions/`, \
+for the book's answer key. The steps below that make a student edition are \
+already done.";
+
+/// Puts [`EDITION_NOTE`] under the README's title, so that the copy says what it
+/// is.
+fn mark_the_readme(dest: &Path) -> Result<()> {
+    let readme = dest.join("README.md");
+    let text = fs::read_to_string(&readme)
+        .with_context(|| format!("reading {}", readme.display()))?;
+    let (title, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    fs::write(&readme, format!("{title}\n\n{EDITION_NOTE}\n{rest}"))?;
     Ok(())
 }
 

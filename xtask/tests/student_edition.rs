@@ -25,7 +25,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use xtask::anchors::{self, ExerciseFile};
-use xtask::student::{blank_text, EXERCISE_SRC, SOLUTIONS};
+use xtask::student::{blank_text, EDITION_NOTE, EXERCISE_SRC, SOLUTIONS};
 
 /// Where the answer key takes the solutions from: the exercises themselves
 /// here, the copy that `make_edition` keeps in a student edition.
@@ -343,6 +343,12 @@ fn the_answer_key_shows_real_solutions_in_either_edition() {
     assert!(
         !key.contains(&format!("../../{other}/")),
         "the answer key should include only from {source}"
+    );
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    assert_eq!(
+        readme.contains(EDITION_NOTE),
+        source == SOLUTIONS,
+        "the README should say it is the student edition exactly when it is"
     );
     let mut problems = vec![];
     for file in exercise_files(&root().join(source)) {
