@@ -455,7 +455,10 @@ void course_cuda_graph_free(void* g) {
 // Must run on a side stream (course_side_stream_enter): libtorch refuses to
 // capture the default stream. capture_begin registers libtorch's default CUDA
 // generator with the graph, and every replay then advances it by what the
-// whole graph consumes: each replay draws fresh dropout masks.
+// whole graph consumes: each replay draws fresh dropout masks. (That is 2.11's
+// behaviour; PyTorch's main branch has since moved the registration out of
+// capture_begin. On an upgrade, re-check it, and these symbol names, with
+// bench_train --check-graph-rng.)
 int course_cuda_graph_capture_begin(void* g) {
   return guarded([&] {
     graph_api().capture_begin(g, MempoolId{0, 0}, kCaptureModeGlobal);
