@@ -232,20 +232,19 @@ fn report_main(main: &SweepRow, s: Sizes, dtype: &str, cuda: bool) {
     show("SDPA        ", main.sdpa);
     // Under CUDA autocast the product Q Kᵀ comes out in bf16, softmax runs
     // and returns fp32, and the product with V takes a bf16 copy of that.
-    let (kind, bytes, stored) = if cuda {
+    let (kind, stored) = if cuda {
         (
             Kind::BFloat16,
-            2,
             "in bf16 for the scores, again in fp32 (twice that) for\n  \
              the softmax, and once more in bf16 for the product with V",
         )
     } else {
         (
             Kind::Float,
-            4,
             "stored once for the scores and again for the softmax",
         )
     };
+    let bytes = kind.elt_size_in_bytes();
     println!(
         "the score matrix alone: [{b}, {h}, {l}, {l}] × {bytes} bytes = {:.0} \
          MiB,\n  {stored}",

@@ -155,6 +155,17 @@ fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A stopwatch: `lap(i)` adds the time since the previous lap (or since the
+/// stopwatch was made) to `seconds[i]`.
+fn lap_clock(seconds: &mut [f64; 4]) -> impl FnMut(usize) + '_ {
+    let mut t = Instant::now();
+    move |phase| {
+        let now = Instant::now();
+        seconds[phase] += (now - t).as_secs_f64();
+        t = now;
+    }
+}
+
 /// `Trainer::train_step` with the wall time of each phase added to `seconds`
 /// (on the CPU, where calls are synchronous; CUDA calls return before the work
 /// is done).
@@ -164,12 +175,7 @@ fn profiled_step(
     tgt: &Tensor,
     seconds: &mut [f64; 4],
 ) -> (f64, f64) {
-    let mut t = Instant::now();
-    let mut lap = |phase: usize| {
-        let now = Instant::now();
-        seconds[phase] += (now - t).as_secs_f64();
-        t = now;
-    };
+    let mut lap = lap_clock(seconds);
     let src = src.to_device(trainer.device);
     let (tgt_in, tgt_out) = teacher_forcing(&tgt.to_device(trainer.device));
     trainer.step += 1;
@@ -201,12 +207,7 @@ fn graphed_step(
     tgt: &Tensor,
     seconds: &mut [f64; 4],
 ) -> (f64, f64) {
-    let mut t = Instant::now();
-    let mut lap = |phase: usize| {
-        let now = Instant::now();
-        seconds[phase] += (now - t).as_secs_f64();
-        t = now;
-    };
+    let mut lap = lap_clock(seconds);
     graph::profiled_step(trainer, src, tgt, &mut lap)
         .unwrap_or_else(|e| panic!("{e:#}"))
 }

@@ -25,7 +25,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use xtask::anchors::{self, ExerciseFile};
-use xtask::student::{blank_text, EDITION_NOTE, EXERCISE_SRC, SOLUTIONS};
+use xtask::student::{
+    blank_text, ANSWER_KEY, EDITION_NOTE, EXERCISE_SRC, SOLUTIONS,
+};
 
 /// Where the answer key takes the solutions from: the exercises themselves
 /// here, the copy that `make_edition` keeps in a student edition.
@@ -35,6 +37,10 @@ fn answer_key_source() -> &'static str {
     } else {
         EXERCISE_SRC
     }
+}
+
+fn answer_key() -> String {
+    fs::read_to_string(root().join(ANSWER_KEY)).expect(ANSWER_KEY)
 }
 
 fn root() -> PathBuf {
@@ -126,8 +132,7 @@ fn every_chapter_has_at_least_two_exercises_and_a_test_file() {
 
 #[test]
 fn the_book_lists_and_answers_every_exercise() {
-    let key = fs::read_to_string(root().join("book/src/answer_key.md"))
-        .expect("book/src/answer_key.md");
+    let key = answer_key();
     let pages = root().join("book/src/exercises");
     let mut problems = vec![];
     for (nn, (file, names)) in exercises() {
@@ -318,8 +323,7 @@ fn the_answer_key_counts_the_exercises_as_the_catalog_does() {
     let catalog =
         xtask::catalog::catalog(&root()).unwrap_or_else(|e| panic!("{e:#}"));
     let regions: usize = catalog.iter().map(|e| e.regions.len()).sum();
-    let key = fs::read_to_string(root().join("book/src/answer_key.md"))
-        .expect("book/src/answer_key.md");
+    let key = answer_key();
     let says = format!("{} exercises", catalog.len());
     assert!(
         key.contains(&says),
@@ -332,8 +336,7 @@ fn the_answer_key_counts_the_exercises_as_the_catalog_does() {
 /// copy, it checks that the answer key reads the exercises themselves.)
 #[test]
 fn the_answer_key_shows_real_solutions_in_either_edition() {
-    let key = fs::read_to_string(root().join("book/src/answer_key.md"))
-        .expect("book/src/answer_key.md");
+    let key = answer_key();
     let source = answer_key_source();
     let other = if source == SOLUTIONS {
         EXERCISE_SRC
