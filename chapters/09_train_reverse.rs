@@ -3,29 +3,33 @@
 //! cargo run --release --bin 09_train_reverse -- --init framework-default \
 //!     --out checkpoints/framework-default.safetensors
 //! cargo run --release --bin 09_train_reverse -- --device cuda --cuda-graph
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::Parser;
 use transformer_course::checkpoint::{checkpoint_bytes, DEFAULT_CHECKPOINT};
 use transformer_course::cli::{
-    device_name, in_range, parse_threads, run_main, select_device, set_threads,
-    thousands, DeviceChoice,
+    cuda_graph_advice, device_name, in_range, parse_threads, progress_bar,
+    run_main, select_device, set_threads, thousands, DeviceChoice,
 };
 use transformer_course::config::{Init, TransformerConfig};
+use transformer_course::engine::{self, EngineOptions};
 use transformer_course::generate::{exact_match, reverse_digits};
 use transformer_course::graph;
 use transformer_course::history::{
     history_path, history_tsv, read_history, RunHistory,
 };
 use transformer_course::layers::parameter_count;
-use transformer_course::optim::Optimizer;
+use transformer_course::optim::AdamKind;
 use transformer_course::output::{check_writable, Batch};
 use transformer_course::plot::{
     exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
 };
+use transformer_course::precision::Precision;
 use transformer_course::train::{
-    fit, reverse_data, EpochReport, Precision, TrainOptions, Trainer,
+    fit, reverse_data, EpochReport, Learner, Observer, TrainOptions,
     DEFAULT_SEED,
 };
 
@@ -74,8 +78,8 @@ struct Args {
     schedule_plot: Option<PathBuf>,
     /// fused = libtorch's multi-tensor Adam kernel (at::_fused_adam_); tch =
     /// tch's nn::Adam, one variable at a time. The same update either way.
-    #[arg(long, value_enum, default_value_t = Optimizer::Fused)]
-    optimizer: Optimizer,
+    #[arg(long, value_enum, default_value_t = AdamKind::Fused)]
+    optimizer: AdamKind,
     /// fp32, or bf16 autocast (the loss stays fp32). Default: fp32 on the CPU,
     /// bf16 autocast + TF32 on CUDA (the only CUDA precision for now).
     #[arg(long, value_enum)]
@@ -109,17 +113,22 @@ fn run(args: Args) -> anyhow::Result<()> {
     set_threads(args.threads);
     let device = select_device(args.device)?;
     if args.cuda_graph {
-        graph::check_supported(device, args.optimizer)?;
+        graph::check_supported(device, args.optimizer)
+            .map_err(|why| cuda_graph_advice(&why))?;
     }
-    let chosen = args.precision.unwrap_or(Precision::recipe(device));
-    let precision = chosen.configure(device)?;
+    let engine_opts = EngineOptions {
+        adam: args.optimizer,
+        precision: args.precision,
+        cuda_graph: args.cuda_graph,
+    };
+    let chosen = engine_opts.precision_on(device);
+    let precision = chosen
+        .configure(device)
+        .with_context(|| format!("--precision {}", chosen.name()))?;
     let opts = TrainOptions {
         epochs: args.epochs as usize,
         seed: args.seed,
         data_seed: args.data_seed,
-        optimizer: args.optimizer,
-        precision: Some(chosen),
-        cuda_graph: args.cuda_graph,
         ..TrainOptions::default()
     };
     let (train, val) = reverse_data(&opts);
@@ -127,7 +136,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         init: args.init,
         ..TransformerConfig::reverse_task()
     };
-    let mut trainer = Trainer::new(config, device, &opts)?;
+    let mut learner = engine::learner(config, device, &opts, &engine_opts)?;
     println!(
         "device={} precision={precision} threads={}",
         device_name(device),
@@ -135,23 +144,23 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     println!(
         "parameters={} init={} seed={} data_seed={}",
-        thousands(parameter_count(&trainer.vs)),
+        thousands(parameter_count(&learner.trainer().vs)),
         args.init.name(),
         opts.seed,
         opts.data_seed
     );
     println!(
         "optimizer={} cuda_graph={}",
-        opts.optimizer.name(),
-        if opts.cuda_graph { "on" } else { "off" }
+        args.optimizer.name(),
+        if args.cuda_graph { "on" } else { "off" }
     );
 
     // ANCHOR: main_loop
-    let history = fit(&mut trainer, &train, &val, &opts, |r: &EpochReport| {
-        println!("{r}")
-    });
+    let mut log = EpochLog::new();
+    let history = fit(&mut learner, &train, &val, &opts, &mut log)?;
+    let trainer = learner.trainer();
     let t = Instant::now();
-    let em = exact_match(&trainer.model, &val.src, &val.tgt, 500);
+    let em = exact_match(&trainer.model, &val.src, &val.tgt, opts.eval_batch);
     let secs = t.elapsed().as_secs_f64();
     println!(
         "validation exact match on all {} samples: {em:.3}  ({secs:.1}s)",
@@ -169,7 +178,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let config = &trainer.model.config;
     files.stage_bytes(&args.out, &checkpoint_bytes(&trainer.vs, config)?)?;
     let label = args.init.name();
-    let tsv = history_tsv(label, &history);
+    let tsv = history_tsv(label, &history, &log.seconds);
     files.stage_bytes(&history_file, tsv.as_bytes())?;
     let this = RunHistory {
         label: label.to_string(),
@@ -254,4 +263,51 @@ fn schedule_chart(
         )),
     };
     line_chart(format, &chart)
+}
+
+// ANCHOR: epoch_log
+/// Prints each epoch's line with the wall time so far, and shows a progress bar
+/// during the epoch when stderr is a terminal.
+struct EpochLog {
+    start: Instant,
+    bar: Option<indicatif::ProgressBar>,
+    seconds: Vec<f64>, // at the end of each epoch, for the history file
+}
+
+impl Observer for EpochLog {
+    fn on_step(
+        &mut self,
+        epoch: usize,
+        batch: usize,
+        of: usize,
+        loss: f64,
+    ) -> ControlFlow<()> {
+        let bar = self
+            .bar
+            .get_or_insert_with(|| progress_bar(of as u64, epoch));
+        bar.set_message(format!("loss {loss:.4}"));
+        bar.set_position(batch as u64);
+        ControlFlow::Continue(())
+    }
+
+    fn on_epoch(&mut self, report: &EpochReport) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        let secs = self.start.elapsed().as_secs_f64();
+        self.seconds.push(secs);
+        println!("{report}  {secs:.0}s");
+    }
+}
+// ANCHOR_END: epoch_log
+
+impl EpochLog {
+    fn new() -> Self {
+        let (start, bar, seconds) = (Instant::now(), None, Vec::new());
+        EpochLog {
+            start,
+            bar,
+            seconds,
+        }
+    }
 }

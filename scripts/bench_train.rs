@@ -1,7 +1,8 @@
 //! The Rust side of scripts/bench-vs-pytorch.sh: times N training steps of
-//! chapter 09's recipe and where each step's time goes. Not a chapter: the
-//! training step is written out again here, with a clock between its phases, so
-//! that the lesson's `Trainer::train_step` stays free of profiling code.
+//! chapter 09's recipe and where each step's time goes. Not a chapter. The step
+//! is the lesson's own `Trainer::train_step`, run by the engine exactly as
+//! `09_train_reverse` runs it; the phases are timed from outside
+//! (`transformer_course::bench`).
 //!
 //! Also two checks for scripts/gpu-fast-path.sh: `--losses FILE` writes the
 //! loss of every step (the untimed ones first), so that an eager and a graphed
@@ -12,20 +13,20 @@ use std::time::Instant;
 
 use clap::Parser;
 use rand::SeedableRng;
-use tch::{Device, Tensor};
+use tch::Device;
+use transformer_course::bench::BenchLearner;
 use transformer_course::cli::{
-    in_range, parse_threads, run_main, select_device, set_threads, DeviceChoice,
+    cuda_graph_advice, in_range, parse_threads, run_main, select_device,
+    set_threads, DeviceChoice,
 };
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::epoch_batches;
+use transformer_course::engine::EngineOptions;
 use transformer_course::graph;
-use transformer_course::optim::Optimizer;
+use transformer_course::optim::AdamKind;
 use transformer_course::output::{check_writable, write_bytes_atomic};
-use transformer_course::sys;
-use transformer_course::train::{
-    masked_cross_entropy, reverse_data, teacher_forcing, token_accuracy,
-    Precision, TrainOptions, Trainer,
-};
+use transformer_course::precision::Precision;
+use transformer_course::train::{reverse_data, Learner, TrainOptions};
 
 /// Time training steps of the reversal recipe (for
 /// scripts/bench-vs-pytorch.sh).
@@ -39,8 +40,8 @@ struct Args {
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// fused = at::_fused_adam_ through the shim; tch = tch's nn::Adam.
-    #[arg(long, value_enum, default_value_t = Optimizer::Fused)]
-    optimizer: Optimizer,
+    #[arg(long, value_enum, default_value_t = AdamKind::Fused)]
+    optimizer: AdamKind,
     /// Default: fp32 on the CPU, bf16 autocast + TF32 on CUDA.
     #[arg(long, value_enum)]
     precision: Option<Precision>,
@@ -54,9 +55,6 @@ struct Args {
     #[arg(long, conflicts_with_all = ["losses", "cuda_graph"])]
     check_graph_rng: bool,
 }
-
-const PHASES: [&str; 4] =
-    ["forward+loss", "backward", "optimizer", "read-back"];
 
 /// Untimed steps before the clock starts (first-call allocations, thread pools;
 /// with --cuda-graph also the eager warm-up and the capture).
@@ -74,22 +72,23 @@ fn run(args: Args) -> anyhow::Result<()> {
         return check_graph_rng(device);
     }
     if args.cuda_graph {
-        graph::check_supported(device, args.optimizer)?;
+        graph::check_supported(device, args.optimizer)
+            .map_err(|why| cuda_graph_advice(&why))?;
     }
     if let Some(path) = &args.losses {
         check_writable(path)?;
     }
-    let precision = args.precision.unwrap_or(Precision::recipe(device));
-    precision.configure(device)?;
-    let opts = TrainOptions {
-        optimizer: args.optimizer,
-        precision: Some(precision),
+    let engine = EngineOptions {
+        adam: args.optimizer,
+        precision: args.precision,
         cuda_graph: args.cuda_graph,
-        ..TrainOptions::default()
     };
+    let precision = engine.precision_on(device);
+    precision.configure(device)?;
+    let opts = TrainOptions::default();
     let (train, _) = reverse_data(&opts);
-    let mut trainer =
-        Trainer::new(TransformerConfig::reverse_task(), device, &opts)?;
+    let config = TransformerConfig::reverse_task();
+    let mut learner = BenchLearner::new(config, device, &opts, &engine)?;
     let steps = args.steps as usize;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let mut batches = Vec::new();
@@ -97,32 +96,21 @@ fn run(args: Args) -> anyhow::Result<()> {
         batches.extend(epoch_batches(train.len(), opts.batch_size, &mut rng));
     }
     let mut losses = Vec::with_capacity(steps + UNTIMED);
-    let mut seconds = [0.0; 4];
-    let mut step = |idx: &Tensor, seconds: &mut [f64; 4]| {
+    let mut t = Instant::now();
+    for (i, idx) in batches[..steps + UNTIMED].iter().enumerate() {
+        if i == UNTIMED {
+            learner.reset();
+            t = Instant::now();
+        }
         let src = train.src.index_select(0, idx);
         let tgt = train.tgt.index_select(0, idx);
-        let (loss, _) = if args.cuda_graph {
-            graphed_step(&mut trainer, &src, &tgt, seconds)
-        } else {
-            profiled_step(&mut trainer, &src, &tgt, seconds)
-        };
-        losses.push(loss);
-    };
-    for idx in &batches[..UNTIMED] {
-        step(idx, &mut [0.0; 4]);
-    }
-    let t = Instant::now();
-    for idx in &batches[UNTIMED..steps + UNTIMED] {
-        step(idx, &mut seconds);
+        losses.push(learner.learn(&src, &tgt)?.0);
     }
     let secs = t.elapsed().as_secs_f64();
+    let seconds = learner.seconds();
     let total: f64 = seconds.iter().sum();
-    let names: &[&str] = if args.cuda_graph {
-        &graph::PHASES
-    } else {
-        &PHASES
-    };
-    let parts: Vec<String> = names
+    let parts: Vec<String> = learner
+        .phases()
         .iter()
         .zip(seconds)
         .map(|(name, s)| {
@@ -155,65 +143,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A stopwatch: `lap(i)` adds the time since the previous lap (or since the
-/// stopwatch was made) to `seconds[i]`.
-fn lap_clock(seconds: &mut [f64; 4]) -> impl FnMut(usize) + '_ {
-    let mut t = Instant::now();
-    move |phase| {
-        let now = Instant::now();
-        seconds[phase] += (now - t).as_secs_f64();
-        t = now;
-    }
-}
-
-/// `Trainer::train_step` with the wall time of each phase added to `seconds`
-/// (on the CPU, where calls are synchronous; CUDA calls return before the work
-/// is done).
-fn profiled_step(
-    trainer: &mut Trainer,
-    src: &Tensor,
-    tgt: &Tensor,
-    seconds: &mut [f64; 4],
-) -> (f64, f64) {
-    let mut lap = lap_clock(seconds);
-    let src = src.to_device(trainer.device);
-    let (tgt_in, tgt_out) = teacher_forcing(&tgt.to_device(trainer.device));
-    trainer.step += 1;
-    trainer.opt.set_lr(trainer.lr_at(trainer.step));
-    let bf16 = trainer.precision == Precision::Bf16;
-    let logits = sys::autocast_on(trainer.device, bf16, || {
-        trainer.model.forward(&src, &tgt_in, true)
-    });
-    let loss = masked_cross_entropy(&logits, &tgt_out, 0.0);
-    lap(0);
-    trainer.opt.zero_grad();
-    loss.backward();
-    lap(1);
-    trainer.opt.step();
-    lap(2);
-    let out = tch::no_grad(|| {
-        (loss.double_value(&[]), token_accuracy(&logits, &tgt_out))
-    });
-    lap(3);
-    out
-}
-
-/// The graphed step, timed in its three phases (graph::PHASES): copying the
-/// batch in, launching the replay, waiting for it and reading loss and accuracy
-/// back.
-fn graphed_step(
-    trainer: &mut Trainer,
-    src: &Tensor,
-    tgt: &Tensor,
-    seconds: &mut [f64; 4],
-) -> (f64, f64) {
-    let mut lap = lap_clock(seconds);
-    graph::profiled_step(trainer, src, tgt, &mut lap)
-        .unwrap_or_else(|e| panic!("{e:#}"))
-}
-
 /// Captures a dropout once, replays it twice and says whether the masks differ.
 fn check_graph_rng(device: Device) -> anyhow::Result<()> {
+    graph::check_supported(device, AdamKind::Fused)
+        .map_err(|why| cuda_graph_advice(&why))?;
     let n = 1 << 20;
     let (differ, dropped) = graph::dropout_masks_differ(device, n)?;
     let verdict = if (0.45..=0.55).contains(&differ) {

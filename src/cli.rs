@@ -152,3 +152,16 @@ pub fn thousands(n: i64) -> String {
     }
     out
 }
+
+/// `graph::check_supported`'s refusal, said in terms of the programs' flags.
+pub fn cuda_graph_advice(why: &crate::graph::Unsupported) -> anyhow::Error {
+    use crate::graph::Unsupported;
+    match why {
+        Unsupported::NotCuda => anyhow::anyhow!("--cuda-graph needs a CUDA device"),
+        Unsupported::NeedsFusedAdam => anyhow::anyhow!(
+            "--cuda-graph needs --optimizer fused: tch's Adam computes its step \
+             sizes on the host, and a graph would freeze them"
+        ),
+        Unsupported::Unavailable(_) => anyhow::anyhow!("--cuda-graph: {why}"),
+    }
+}

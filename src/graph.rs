@@ -19,7 +19,8 @@
 //!   passes to a kernel, is frozen into the graph. The learning rate and Adam's
 //!   step count are therefore tensors on the device
 //!   (`FusedAdam::use_device_lr`), and the optimizer is the fused one: tch's
-//!   Adam computes its bias corrections on the host.
+//!   Adam computes its bias corrections on the host. `GraphedTrainer::new`
+//!   puts a fused Adam into the trainer it wraps.
 //! * **Random numbers that advance.** Dropout draws from libtorch's default
 //!   CUDA generator, which `CUDAGraph::capture_begin` registers with the graph:
 //!   each replay first moves the generator's offset on by what the whole graph
@@ -29,33 +30,68 @@
 //!   default one. The first steps run eagerly on that stream (cuBLAS and the
 //!   allocator set themselves up outside the capture), then one step is
 //!   captured there.
-use anyhow::{bail, ensure, Result};
+use anyhow::{ensure, Result};
 use tch::{Device, Kind, Tensor};
 
-use crate::optim::{Adam, Optimizer};
+use crate::optim::{AdamKind, FusedAdam};
+use crate::precision::Precision;
 use crate::sys::{self, CudaGraph, SideStream};
-use crate::train::{masked_cross_entropy, teacher_forcing, Precision, Trainer};
-use crate::vocab::PAD_ID;
+use crate::train::{teacher_forcing, token_accuracy, Learner, Trainer, ADAM};
 
 /// Eager steps on the side stream before the capture (PyTorch's recipe uses 3).
 pub const WARMUP_STEPS: usize = 3;
 
-/// Why `--cuda-graph` cannot run here, if it cannot.
-pub fn check_supported(device: Device, optimizer: Optimizer) -> Result<()> {
-    if !device.is_cuda() {
-        bail!("--cuda-graph needs a CUDA device");
-    }
-    if optimizer != Optimizer::Fused {
-        bail!(
-            "--cuda-graph needs the fused optimizer: tch's Adam computes its \
-             step sizes on the host, and a graph would freeze them"
-        );
-    }
-    sys::cuda_graphs_available()
+/// Why a CUDA graph cannot run here. The programs turn these into advice on
+/// their flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsupported {
+    /// The device is not a CUDA GPU.
+    NotCuda,
+    /// tch's Adam computes its step sizes on the host: a graph would freeze
+    /// them.
+    NeedsFusedAdam,
+    /// This libtorch cannot capture graphs (libtorch's reason).
+    Unavailable(String),
 }
 
-/// The graph, its static inputs and output, and the side stream it lives on.
-pub struct GraphedStep {
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsupported::NotCuda => write!(f, "a CUDA graph needs a CUDA device"),
+            Unsupported::NeedsFusedAdam => write!(
+                f,
+                "a CUDA graph needs the fused Adam: tch's Adam computes its step \
+                 sizes on the host, and a graph would freeze them"
+            ),
+            Unsupported::Unavailable(why) => {
+                write!(f, "this libtorch cannot capture CUDA graphs: {why}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+/// Why a CUDA graph cannot run here with this Adam, if it cannot.
+pub fn check_supported(
+    device: Device,
+    adam: AdamKind,
+) -> Result<(), Unsupported> {
+    if !device.is_cuda() {
+        return Err(Unsupported::NotCuda);
+    }
+    if adam != AdamKind::Fused {
+        return Err(Unsupported::NeedsFusedAdam);
+    }
+    sys::cuda_graphs_available()
+        .map_err(|e| Unsupported::Unavailable(format!("{e:#}")))
+}
+
+/// A `Trainer` whose step is captured once as a CUDA graph and replayed for
+/// every batch, with the static tensors and the side stream the graph needs.
+pub struct GraphedTrainer {
+    pub trainer: Trainer,
+    precision: Precision,
     stream: SideStream,
     src: Tensor,
     tgt: Tensor,
@@ -65,18 +101,28 @@ pub struct GraphedStep {
     capture_failed: bool, // a failed capture is not tried again
 }
 
-impl GraphedStep {
-    pub fn new(device: Device, opt: &mut Adam) -> Result<Self> {
-        check_supported(device, opt.which())?;
+/// Phases that `learn_timed` reports to its `lap` callback.
+pub const PHASES: [&str; 3] = ["copy-in", "replay", "read-back"];
+
+impl GraphedTrainer {
+    /// Wraps a trainer that has not taken a step yet, giving it the fused Adam
+    /// with its learning rate on the device.
+    pub fn new(mut trainer: Trainer, precision: Precision) -> Result<Self> {
+        let device = trainer.vs.device();
+        check_supported(device, AdamKind::Fused)?;
         let Device::Cuda(index) = device else {
             unreachable!("checked above")
         };
-        if let Some(fused) = opt.fused_mut() {
-            fused.use_device_lr();
-        }
-        // The batch shape of the recipe; `step` refuses any other.
+        ensure!(trainer.step == 0, "a CUDA graph must wrap a fresh trainer");
+        let mut adam = FusedAdam::new(&trainer.vs, ADAM.into());
+        adam.use_device_lr();
+        trainer.opt = Box::new(adam);
+        // The batch shape of the recipe; a first batch of another shape
+        // replaces it before the capture (`fit_shape`).
         let shape = [64, crate::vocab::SEQ_LEN as i64];
-        Ok(GraphedStep {
+        Ok(GraphedTrainer {
+            trainer,
+            precision,
             stream: SideStream::new(index)?,
             src: Tensor::zeros(shape, (Kind::Int64, device)),
             tgt: Tensor::zeros(shape, (Kind::Int64, device)),
@@ -107,108 +153,96 @@ impl GraphedStep {
         self.tgt = Tensor::zeros(tgt.size(), (Kind::Int64, device));
         Ok(())
     }
+
+    /// One step: eager on the side stream for the first `WARMUP_STEPS`, then
+    /// the capture, then replays. `lap(i)` is called at the end of phase
+    /// `PHASES[i]`, for the benchmark's profile.
+    pub fn learn_timed(
+        &mut self,
+        src: &Tensor,
+        tgt: &Tensor,
+        lap: &mut dyn FnMut(usize),
+    ) -> Result<(f64, f64)> {
+        ensure!(
+            !self.capture_failed,
+            "the CUDA graph's capture failed earlier; train without the graph"
+        );
+        self.fit_shape(src, tgt)?;
+        self.trainer.advance_schedule(); // fills the device's lr: no graph change
+        self.src.copy_(src);
+        self.tgt.copy_(tgt);
+        lap(0);
+        // ANCHOR: replay
+        let stats = match &self.captured {
+            Some((graph, stats)) => {
+                graph.replay()?;
+                stats.shallow_clone()
+            }
+            None if self.warmup_left > 0 => {
+                self.warmup_left -= 1;
+                let (t, p) = (&mut self.trainer, self.precision);
+                let (src, tgt) = (&self.src, &self.tgt);
+                self.stream.run(|| step_body(t, p, src, tgt))?
+            }
+            None => self.capture()?,
+        };
+        // ANCHOR_END: replay
+        lap(1);
+        let v = Vec::<f32>::try_from(&stats.to_device(Device::Cpu))?;
+        lap(2);
+        Ok((v[0] as f64, v[1] as f64))
+    }
+
+    /// Records one step into a graph and runs it for the current batch.
+    fn capture(&mut self) -> Result<Tensor> {
+        // The capture allocates the gradients in the graph's own memory; the
+        // captured backward pass writes them on every replay, and nothing
+        // clears them again (the `zero_grad` inside the step only forgets
+        // gradients on the host, and these are already gone).
+        self.trainer.opt.zero_grad();
+        sys::cuda_synchronize(self.device_index)?;
+        self.capture_failed = true; // until the capture below succeeds
+        let mut graph = CudaGraph::new()?;
+        let (t, p) = (&mut self.trainer, self.precision);
+        let (src, tgt) = (&self.src, &self.tgt);
+        let stats = self.stream.run(|| {
+            // Autocast's cache would keep bf16 weights made inside the
+            // capture alive outside it.
+            sys::with_autocast_cache(false, || {
+                graph.capture(|| step_body(t, p, src, tgt))
+            })
+        })??;
+        self.capture_failed = false;
+        graph.replay()?; // the capture only recorded: now run this batch
+        self.captured = Some((graph, stats.shallow_clone()));
+        Ok(stats)
+    }
 }
 
-/// `Trainer::train_step` with a graph: warm-up, capture, then replays.
-pub fn train_step(t: &mut Trainer, src: &Tensor, tgt: &Tensor) -> (f64, f64) {
-    profiled_step(t, src, tgt, &mut |_| {}).unwrap_or_else(|e| panic!("{e:#}"))
-}
+impl Learner for GraphedTrainer {
+    fn learn(&mut self, src: &Tensor, tgt: &Tensor) -> Result<(f64, f64)> {
+        self.learn_timed(src, tgt, &mut |_| {})
+    }
 
-/// Phases that `profiled_step` reports to its `lap` callback.
-pub const PHASES: [&str; 3] = ["copy-in", "replay", "read-back"];
-
-/// One graphed step; `lap(i)` is called at the end of phase `PHASES[i]`.
-pub fn profiled_step(
-    t: &mut Trainer,
-    src: &Tensor,
-    tgt: &Tensor,
-    lap: &mut dyn FnMut(usize),
-) -> Result<(f64, f64)> {
-    let Some(mut g) = t.graph.take() else {
-        bail!("this trainer was made without --cuda-graph");
-    };
-    let out = step(&mut g, t, src, tgt, lap);
-    t.graph = Some(g);
-    out
-}
-
-fn step(
-    g: &mut GraphedStep,
-    t: &mut Trainer,
-    src: &Tensor,
-    tgt: &Tensor,
-    lap: &mut dyn FnMut(usize),
-) -> Result<(f64, f64)> {
-    ensure!(
-        !g.capture_failed,
-        "the CUDA graph's capture failed earlier; train without --cuda-graph"
-    );
-    g.fit_shape(src, tgt)?;
-    t.step += 1;
-    t.opt.set_lr(t.lr_at(t.step)); // fills the device's lr: no graph change
-    g.src.copy_(src);
-    g.tgt.copy_(tgt);
-    lap(0);
-    // ANCHOR: replay
-    let stats = match &g.captured {
-        Some((graph, stats)) => {
-            graph.replay()?;
-            stats.shallow_clone()
-        }
-        None if g.warmup_left > 0 => {
-            g.warmup_left -= 1;
-            g.stream.run(|| {
-                t.opt.zero_grad();
-                step_body(t, &g.src, &g.tgt)
-            })?
-        }
-        None => {
-            // The capture allocates the gradients in the graph's own memory;
-            // the captured backward pass writes them, and nothing clears them
-            // again.
-            t.opt.zero_grad();
-            sys::cuda_synchronize(g.device_index)?;
-            g.capture_failed = true; // until the capture below succeeds
-            let mut graph = CudaGraph::new()?;
-            let stats = g.stream.run(|| {
-                // Autocast's cache would keep bf16 weights made inside the
-                // capture alive outside it.
-                sys::with_autocast_cache(false, || {
-                    graph.capture(|| step_body(t, &g.src, &g.tgt))
-                })
-            })??;
-            g.capture_failed = false;
-            graph.replay()?; // the capture only recorded: now run this batch
-            g.captured = Some((graph, stats.shallow_clone()));
-            stats
-        }
-    };
-    // ANCHOR_END: replay
-    lap(1);
-    let v = Vec::<f32>::try_from(&stats.to_device(Device::Cpu))?;
-    lap(2);
-    Ok((v[0] as f64, v[1] as f64))
+    fn trainer(&self) -> &Trainer {
+        &self.trainer
+    }
 }
 
 // ANCHOR: step_body
-/// What the graph records: forward, loss, backward and the fused Adam step, and
-/// [loss, token accuracy] in one tensor, so one copy to the host reads both.
-fn step_body(t: &mut Trainer, src: &Tensor, tgt: &Tensor) -> Tensor {
-    let (tgt_in, tgt_out) = teacher_forcing(tgt);
-    let bf16 = t.precision == Precision::Bf16;
-    let logits = sys::autocast_on(t.device, bf16, || {
-        t.model.forward(src, &tgt_in, true)
-    });
-    let loss = masked_cross_entropy(&logits, &tgt_out, t.label_smoothing);
-    loss.backward();
-    t.opt.step();
-    tch::no_grad(|| {
-        let real = tgt_out.ne(PAD_ID);
-        let hits = logits.argmax(-1, false).eq_tensor(&tgt_out);
-        let hits = hits.logical_and(&real).sum(Kind::Float);
-        let acc = hits / real.sum(Kind::Float);
-        Tensor::stack(&[loss.detach(), acc], 0)
-    })
+/// What the graph records: chapter 09's `train_step` under the precision's
+/// autocast, and [loss, token accuracy] in one tensor, so that one copy to the
+/// host reads both.
+fn step_body(
+    t: &mut Trainer,
+    p: Precision,
+    src: &Tensor,
+    tgt: &Tensor,
+) -> Tensor {
+    let device = src.device();
+    let (loss, logits) = p.autocast(device, || t.train_step(src, tgt));
+    let acc = token_accuracy(&logits, &teacher_forcing(tgt).1);
+    Tensor::stack(&[loss.detach(), acc], 0)
 }
 // ANCHOR_END: step_body
 
@@ -217,7 +251,7 @@ fn step_body(t: &mut Trainer, src: &Tensor, tgt: &Tensor) -> Tensor {
 /// (about 0.5 when the generator advances, 0 when it does not) and the share
 /// dropped in the first.
 pub fn dropout_masks_differ(device: Device, n: i64) -> Result<(f64, f64)> {
-    check_supported(device, Optimizer::Fused)?;
+    check_supported(device, AdamKind::Fused)?;
     let Device::Cuda(index) = device else {
         unreachable!("checked above")
     };

@@ -13,16 +13,18 @@ pub fn history_path(checkpoint: &Path) -> PathBuf {
     checkpoint.with_extension("history.tsv")
 }
 
-/// A run's history as tab-separated values: a `# label` line, the epoch table,
-/// a blank line, and the step table.
-pub fn history_tsv(label: &str, history: &History) -> String {
+/// A run's history as tab-separated values: a `# label` line, the epoch table
+/// (with `seconds[i]`, the wall time at the end of epoch i + 1, as the program
+/// measured it), a blank line, and the step table.
+pub fn history_tsv(label: &str, history: &History, seconds: &[f64]) -> String {
     let mut s = format!(
         "# {label}\nepoch\tloss\ttoken_acc\tval_exact_match\tlr\tseconds\n"
     );
-    for r in &history.epochs {
+    for (i, r) in history.epochs.iter().enumerate() {
+        let secs = seconds.get(i).copied().unwrap_or(f64::NAN);
         s += &format!(
-            "{}\t{:.6}\t{:.6}\t{:.6}\t{:.6e}\t{:.1}\n",
-            r.epoch, r.loss, r.token_acc, r.val_exact_match, r.lr, r.seconds
+            "{}\t{:.6}\t{:.6}\t{:.6}\t{:.6e}\t{secs:.1}\n",
+            r.epoch, r.loss, r.token_acc, r.val_exact_match, r.lr
         );
     }
     s += "\nstep\tloss\n";
@@ -101,13 +103,13 @@ mod tests {
             token_acc: 0.9,
             val_exact_match: em,
             lr: 1e-3,
-            seconds: 1.0,
         };
         let h = History {
             epochs: vec![report(1, 0.25), report(2, 0.75)],
             step_losses: vec![2.5, 1.25, 0.5],
         };
-        let back = parse_history(&history_tsv("paper", &h)).unwrap();
+        let back =
+            parse_history(&history_tsv("paper", &h, &[1.0, 2.0])).unwrap();
         assert_eq!(back.label, "paper");
         assert_eq!(back.exact_match, [0.25, 0.75]);
         assert_eq!(back.step_losses, [2.5, 1.25, 0.5]);

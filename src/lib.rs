@@ -13,7 +13,7 @@
 //! | 06 | [`transformer`] — the three masks and the full model |
 //! | 07 | [`mask_checks`] — causality and padding invariance |
 //! | 08 | [`data`] — the reversal task |
-//! | 09 | [`train`] — teacher forcing, warmup, the training loop |
+//! | 09 | [`train`] — teacher forcing, Adam, warmup, the training loop |
 //! | 10 | [`generate`] — greedy decoding |
 //! | 11 | [`viz`] — attention maps |
 //! | 12 | [`sdpa`] — hand-written attention vs fused SDPA |
@@ -24,9 +24,14 @@
 //! Support, not part of the lessons: [`checkpoint`] (saving and loading weights),
 //! [`history`] (the training log on disk), [`plot`] (every figure), [`output`]
 //! (checked, atomic file writes), [`cli`] (what the programs share), [`sys`]
-//! (the libtorch switches tch does not expose, from `src/ffi/shim.cpp`), [`optim`]
-//! (Adam through libtorch's fused kernel) and [`graph`] (the training step as one
-//! CUDA graph).
+//! (the libtorch switches tch does not expose, from `src/ffi/shim.cpp`), and the
+//! engine that runs chapter 09's training step fast without changing it:
+//! [`engine`] (the device and the precision around the step), [`precision`]
+//! (fp32 or bf16 autocast), [`optim`] (Adam through libtorch's fused kernel),
+//! [`graph`] (the training step as one CUDA graph) and [`bench`] (the step
+//! timed from outside, for the benchmark).
+//!
+//! Support modules import lessons, never the reverse.
 pub mod config;
 pub mod layers;
 pub mod vocab;
@@ -44,11 +49,14 @@ pub mod train;
 pub mod transformer;
 pub mod viz;
 
+pub mod bench;
 pub mod checkpoint;
 pub mod cli;
+pub mod engine;
 pub mod graph;
 pub mod history;
 pub mod optim;
 pub mod output;
 pub mod plot;
+pub mod precision;
 pub mod sys;

@@ -5,14 +5,17 @@
 //! tch's `nn::Adam` is libtorch's C++ `torch::optim::Adam`, which updates the
 //! variables one after another with a handful of kernels each: on a GPU,
 //! several hundred launches per step for this model. The fused kernel updates
-//! all of them in a few launches, with the same arithmetic.
+//! all of them in a few launches, with the same arithmetic. Both implement
+//! chapter 09's [`Optimizer`], so the engine can give a `Trainer` either.
 use anyhow::Result;
 use tch::nn::{self, OptimizerConfig};
 use tch::{Kind, Tensor};
 
 use crate::sys::{self, Lr};
+use crate::train::{Optimizer, ADAM};
 
-/// Adam's hyperparameters; the learning rate is set per step.
+/// Adam's hyperparameters as the shim takes them; the learning rate is set per
+/// step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdamHyper {
     pub beta1: f64,
@@ -21,9 +24,20 @@ pub struct AdamHyper {
     pub weight_decay: f64,
 }
 
+impl From<nn::Adam> for AdamHyper {
+    fn from(a: nn::Adam) -> Self {
+        AdamHyper {
+            beta1: a.beta1,
+            beta2: a.beta2,
+            eps: a.eps,
+            weight_decay: a.wd,
+        }
+    }
+}
+
 /// Which implementation of Adam a trainer uses. Both compute the same update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Optimizer {
+pub enum AdamKind {
     /// libtorch's multi-tensor `at::_fused_adam_` (PyTorch's `fused=True`).
     #[default]
     Fused,
@@ -32,13 +46,22 @@ pub enum Optimizer {
     Tch,
 }
 
-impl Optimizer {
+impl AdamKind {
     pub fn name(self) -> &'static str {
         match self {
-            Optimizer::Fused => "fused",
-            Optimizer::Tch => "tch",
+            AdamKind::Fused => "fused",
+            AdamKind::Tch => "tch",
         }
     }
+}
+
+/// Chapter 09's Adam (its settings, `train::ADAM`) over every trainable
+/// variable of `vs`, in the implementation `kind`.
+pub fn adam(kind: AdamKind, vs: &nn::VarStore) -> Result<Box<dyn Optimizer>> {
+    Ok(match kind {
+        AdamKind::Fused => Box::new(FusedAdam::new(vs, ADAM.into())),
+        AdamKind::Tch => Box::new(ADAM.build(vs, 0.0)?), // lr: the schedule's
+    })
 }
 
 // ANCHOR: fused_adam
@@ -74,8 +97,13 @@ impl FusedAdam {
             hyper,
         }
     }
+}
 
-    pub fn set_lr(&mut self, lr: f64) {
+// ANCHOR_END: fused_adam
+
+// ANCHOR: fused_adam_step
+impl Optimizer for FusedAdam {
+    fn set_lr(&mut self, lr: f64) {
         self.lr = lr;
         if let Some(t) = &mut self.lr_tensor {
             let _ = t.fill_(lr); // queued like any kernel: no wait for the GPU
@@ -85,12 +113,12 @@ impl FusedAdam {
     /// Forgets the gradients (PyTorch's `zero_grad(set_to_none=True)`, which is
     /// also what tch's `zero_grad` does): the next backward pass allocates
     /// fresh ones instead of adding to zeros written by a kernel.
-    pub fn zero_grad(&mut self) {
+    fn zero_grad(&mut self) {
         sys::set_grads_to_none(&self.params).unwrap_or_else(|e| panic!("{e:#}"))
     }
 
     /// One Adam step for every variable that has a gradient.
-    pub fn step(&mut self) {
+    fn step(&mut self) {
         let lr = match &self.lr_tensor {
             Some(t) => Lr::Tensor(t),
             None => Lr::Value(self.lr),
@@ -100,7 +128,7 @@ impl FusedAdam {
             .unwrap_or_else(|e| panic!("{e:#}"))
     }
 }
-// ANCHOR_END: fused_adam
+// ANCHOR_END: fused_adam_step
 
 impl FusedAdam {
     /// From now on the learning rate lives in a float32 scalar on the device,
@@ -124,70 +152,5 @@ impl FusedAdam {
     /// order.
     pub fn state(&self) -> (&[Tensor], &[Tensor], &[Tensor]) {
         (&self.params, &self.exp_avgs, &self.exp_avg_sqs)
-    }
-}
-
-/// Adam either way, behind the three calls a training step makes.
-pub enum Adam {
-    Fused(FusedAdam),
-    Tch(nn::Optimizer),
-}
-
-impl Adam {
-    pub fn new(
-        vs: &nn::VarStore,
-        which: Optimizer,
-        hyper: AdamHyper,
-    ) -> Result<Self> {
-        Ok(match which {
-            Optimizer::Fused => Adam::Fused(FusedAdam::new(vs, hyper)),
-            Optimizer::Tch => {
-                let adam = nn::Adam {
-                    beta1: hyper.beta1,
-                    beta2: hyper.beta2,
-                    eps: hyper.eps,
-                    wd: hyper.weight_decay,
-                    amsgrad: false,
-                };
-                // The schedule sets lr before every step; this 0.0 is never
-                // used.
-                Adam::Tch(adam.build(vs, 0.0)?)
-            }
-        })
-    }
-
-    pub fn which(&self) -> Optimizer {
-        match self {
-            Adam::Fused(_) => Optimizer::Fused,
-            Adam::Tch(_) => Optimizer::Tch,
-        }
-    }
-
-    pub fn set_lr(&mut self, lr: f64) {
-        match self {
-            Adam::Fused(o) => o.set_lr(lr),
-            Adam::Tch(o) => o.set_lr(lr),
-        }
-    }
-
-    pub fn zero_grad(&mut self) {
-        match self {
-            Adam::Fused(o) => o.zero_grad(),
-            Adam::Tch(o) => o.zero_grad(),
-        }
-    }
-
-    pub fn step(&mut self) {
-        match self {
-            Adam::Fused(o) => o.step(),
-            Adam::Tch(o) => o.step(),
-        }
-    }
-
-    pub fn fused_mut(&mut self) -> Option<&mut FusedAdam> {
-        match self {
-            Adam::Fused(o) => Some(o),
-            Adam::Tch(_) => None,
-        }
     }
 }

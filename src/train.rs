@@ -1,34 +1,23 @@
-//! Chapter 09 — training: teacher forcing, the warmup schedule, a loss that ignores
-//! PAD, and bf16 autocast on CUDA.
-use std::time::Instant;
+//! Chapter 09 — training: teacher forcing, a loss that ignores PAD, Adam with
+//! the warmup schedule, and the loop.
+//!
+//! Everything here is the algorithm. Where the step runs (CPU or GPU), in which
+//! precision, with which implementation of Adam and whether as a CUDA graph is
+//! the engine's business (`src/engine.rs`), which wraps a [`Trainer`] without
+//! changing what its step computes.
+use std::ops::ControlFlow;
 
 use anyhow::Result;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use tch::nn;
+use tch::nn::{self, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
 use crate::config::TransformerConfig;
 use crate::data::{epoch_batches, make_dataset, ReverseDataset};
 use crate::generate::exact_match;
-use crate::graph::GraphedStep;
-use crate::optim::{Adam, AdamHyper, Optimizer};
 use crate::transformer::Transformer;
 use crate::vocab::PAD_ID;
-
-// ANCHOR: precision
-/// Turns on the CUDA precision recipe: bf16 autocast for the forward pass and TF32
-/// for the fp32 matrix products that remain. Returns a label for the logs.
-pub fn configure_precision(device: Device) -> Result<&'static str> {
-    if device.is_cuda() {
-        crate::sys::set_cuda_autocast_bf16(true)?;
-        crate::sys::set_allow_tf32(true)?;
-        Ok("bf16 autocast + TF32")
-    } else {
-        Ok("fp32")
-    }
-}
-// ANCHOR_END: precision
 
 // ANCHOR: schedule
 /// lr = d^-½ · min(step^-½, step · warmup^-1.5), with `step` counted from 1: a
@@ -70,19 +59,54 @@ pub fn masked_cross_entropy(
     )
 }
 
-/// Share of non-PAD labels whose argmax prediction is right (teacher forcing).
-pub fn token_accuracy(logits: &Tensor, labels: &Tensor) -> f64 {
-    let real = labels.ne(PAD_ID);
-    let hits = logits
-        .argmax(-1, false)
-        .eq_tensor(labels)
-        .logical_and(&real);
-    let count = |t: &Tensor| t.sum(Kind::Float).double_value(&[]);
-    count(&hits) / count(&real)
+/// Share of non-PAD labels whose argmax prediction is right (teacher forcing),
+/// as a scalar tensor: it stays on the device until someone reads it.
+pub fn token_accuracy(logits: &Tensor, labels: &Tensor) -> Tensor {
+    tch::no_grad(|| {
+        let real = labels.ne(PAD_ID);
+        let hits = logits.argmax(-1, false).eq_tensor(labels);
+        let hits = hits.logical_and(&real).sum(Kind::Float);
+        hits / real.sum(Kind::Float)
+    })
 }
 // ANCHOR_END: loss
 
-/// The training recipe. The chapter's binary exposes epochs, seeds and the init.
+// ANCHOR: adam
+/// Adam with the paper's settings. The learning rate is not among them: the
+/// schedule sets it before every step.
+pub const ADAM: nn::Adam = nn::Adam {
+    beta1: 0.9,
+    beta2: 0.98,
+    eps: 1e-9,
+    wd: 0.0, // no weight decay
+    amsgrad: false,
+};
+
+/// The three calls a training step makes of its optimiser. tch's Adam is one
+/// implementation; the engine can put another in its place (libtorch's fused
+/// Adam kernel, `src/optim.rs`) that computes the same update.
+pub trait Optimizer {
+    fn set_lr(&mut self, lr: f64);
+    fn zero_grad(&mut self);
+    fn step(&mut self);
+}
+
+impl Optimizer for nn::Optimizer {
+    fn set_lr(&mut self, lr: f64) {
+        nn::Optimizer::set_lr(self, lr)
+    }
+    fn zero_grad(&mut self) {
+        nn::Optimizer::zero_grad(self)
+    }
+    fn step(&mut self) {
+        nn::Optimizer::step(self)
+    }
+}
+// ANCHOR_END: adam
+
+/// The training recipe: its seeds, sizes and numbers, in one place. The programs
+/// take epochs and seeds from the command line; chapter 10 reads the data seeds
+/// from here.
 #[derive(Debug, Clone)]
 pub struct TrainOptions {
     pub epochs: usize,
@@ -98,63 +122,15 @@ pub struct TrainOptions {
     pub warmup: usize,
     /// Validation samples decoded after each epoch (the final check uses all).
     pub eval_samples: usize,
+    /// Rows decoded at once when scoring exact match.
+    pub eval_batch: i64,
     pub label_smoothing: f64,
-    /// Which Adam: libtorch's fused kernel (the default) or tch's `nn::Adam`.
-    pub optimizer: Optimizer,
-    /// None: the device's recipe (bf16 autocast on CUDA, fp32 on the CPU).
-    pub precision: Option<Precision>,
-    /// Capture the training step once as a CUDA graph and replay it (CUDA only).
-    pub cuda_graph: bool,
-}
-
-/// The arithmetic of the forward pass. The loss is fp32 either way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Precision {
-    /// Everything in fp32.
-    Fp32,
-    /// bf16 autocast: matrix products in bf16, the rest as autocast decides.
-    Bf16,
-}
-
-impl Precision {
-    /// The course's recipe: bf16 autocast on CUDA, fp32 on the CPU.
-    pub fn recipe(device: Device) -> Precision {
-        if device.is_cuda() {
-            Precision::Bf16
-        } else {
-            Precision::Fp32
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::Fp32 => "fp32",
-            Precision::Bf16 => "bf16",
-        }
-    }
-
-    /// Sets libtorch up for this precision on `device` (see
-    /// [`configure_precision`]); returns the label for the logs.
-    pub fn configure(self, device: Device) -> Result<&'static str> {
-        match (self, device.is_cuda()) {
-            (Precision::Bf16, true) | (Precision::Fp32, false) => {
-                configure_precision(device)
-            }
-            (Precision::Bf16, false) => {
-                crate::sys::set_cpu_autocast_bf16()?;
-                Ok("bf16 autocast")
-            }
-            (Precision::Fp32, true) => anyhow::bail!(
-                "--precision fp32 is CPU-only for now: the CUDA recipe is bf16 \
-                 autocast + TF32 (leave --precision out on CUDA)"
-            ),
-        }
-    }
 }
 
 /// The default model seed. Seeds 0-4 on the same data ended at 0.994, 0.996,
-/// 0.998, 0.999 and 1.000 exact match on a 2-core CPU (`scripts/seed-spread.sh`);
-/// the default is the median run, seed 2, not the best one.
+/// 0.998, 0.999 and 1.000 exact match on a 2-core Intel CPU
+/// (`scripts/seed-spread.sh`); the default is the median run, seed 2, not the
+/// best one.
 pub const DEFAULT_SEED: u64 = 2;
 
 impl Default for TrainOptions {
@@ -168,175 +144,11 @@ impl Default for TrainOptions {
             batch_size: 64,
             warmup: 1000,
             eval_samples: 500,
+            eval_batch: 500,
             label_smoothing: 0.0,
-            optimizer: Optimizer::Fused,
-            precision: None,
-            cuda_graph: false,
         }
     }
 }
-
-/// One line of the training log.
-#[derive(Debug, Clone, Copy)]
-pub struct EpochReport {
-    pub epoch: usize,
-    pub loss: f64,
-    pub token_acc: f64,
-    pub val_exact_match: f64,
-    pub lr: f64,
-    pub seconds: f64,
-}
-
-impl std::fmt::Display for EpochReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "epoch {:2}  loss={:.4}  token_acc={:.4}  val_exact_match={:.3}  lr={:.2e}  {:.0}s",
-            self.epoch,
-            self.loss,
-            self.token_acc,
-            self.val_exact_match,
-            self.lr,
-            self.seconds
-        )
-    }
-}
-
-// ANCHOR: trainer
-/// The model, its optimizer and the step counter the schedule reads.
-pub struct Trainer {
-    pub vs: nn::VarStore,
-    pub model: Transformer,
-    pub opt: Adam,
-    pub step: usize,
-    pub device: Device,
-    pub precision: Precision,
-    warmup: usize,
-    pub(crate) label_smoothing: f64,
-    pub(crate) graph: Option<GraphedStep>, // --cuda-graph (src/graph.rs)
-}
-
-impl Trainer {
-    pub fn new(
-        config: TransformerConfig,
-        device: Device,
-        opts: &TrainOptions,
-    ) -> Result<Self> {
-        tch::manual_seed(opts.seed as i64); // weights and dropout masks
-        let vs = nn::VarStore::new(device);
-        let model = Transformer::new(vs.root(), config)?;
-        let adam = AdamHyper {
-            beta1: 0.9,
-            beta2: 0.98,
-            eps: 1e-9,
-            weight_decay: 0.0,
-        };
-        // The schedule sets lr before every step.
-        let mut opt = Adam::new(&vs, opts.optimizer, adam)?;
-        let graph = if opts.cuda_graph {
-            Some(GraphedStep::new(device, &mut opt)?)
-        } else {
-            None
-        };
-        Ok(Trainer {
-            vs,
-            model,
-            opt,
-            step: 0,
-            device,
-            precision: opts.precision.unwrap_or(Precision::recipe(device)),
-            warmup: opts.warmup,
-            label_smoothing: opts.label_smoothing,
-            graph,
-        })
-    }
-
-    /// One optimizer step on a batch; returns the loss and the token accuracy.
-    pub fn train_step(&mut self, src: &Tensor, tgt: &Tensor) -> (f64, f64) {
-        if self.graph.is_some() {
-            return crate::graph::train_step(self, src, tgt); // replayed
-        }
-        let src = src.to_device(self.device);
-        let (tgt_in, tgt_out) = teacher_forcing(&tgt.to_device(self.device));
-        self.step += 1;
-        self.opt.set_lr(self.lr_at(self.step));
-        // bf16 autocast: the CUDA recipe, or --precision bf16 on the CPU.
-        let bf16 = self.precision == Precision::Bf16;
-        let logits = crate::sys::autocast_on(self.device, bf16, || {
-            self.model.forward(&src, &tgt_in, true) // [B, L-1, V]
-        });
-        let loss =
-            masked_cross_entropy(&logits, &tgt_out, self.label_smoothing);
-        self.opt.zero_grad(); // gradients add up unless cleared
-        loss.backward(); // d loss / d every weight, by autograd
-        self.opt.step(); // Adam moves every weight against its gradient
-        tch::no_grad(|| {
-            let acc = token_accuracy(&logits, &tgt_out);
-            (loss.double_value(&[]), acc)
-        })
-    }
-
-    /// The learning rate of step `step` (counted from 1).
-    pub fn lr_at(&self, step: usize) -> f64 {
-        noam_lr(step, self.model.config.d_model, self.warmup)
-    }
-}
-// ANCHOR_END: trainer
-
-// ANCHOR: fit
-/// What a training run leaves behind: one report per epoch, and the loss of
-/// every step.
-#[derive(Debug, Clone, Default)]
-pub struct History {
-    pub epochs: Vec<EpochReport>,
-    pub step_losses: Vec<f64>,
-}
-
-/// Trains for `opts.epochs` and calls `on_epoch` after each one.
-pub fn fit(
-    trainer: &mut Trainer,
-    train: &ReverseDataset,
-    val: &ReverseDataset,
-    opts: &TrainOptions,
-    mut on_epoch: impl FnMut(&EpochReport),
-) -> History {
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let start = Instant::now();
-    let n = opts.eval_samples.min(val.len()) as i64;
-    let (val_src, val_tgt) = (val.src.narrow(0, 0, n), val.tgt.narrow(0, 0, n));
-    let mut history = History::default();
-    for epoch in 1..=opts.epochs {
-        let batches = epoch_batches(train.len(), opts.batch_size, &mut rng);
-        let bar = crate::cli::progress_bar(batches.len() as u64, epoch);
-        let (mut loss, mut acc) = (f64::NAN, f64::NAN);
-        for idx in &batches {
-            let src = train.src.index_select(0, idx);
-            let tgt = train.tgt.index_select(0, idx);
-            (loss, acc) = trainer.train_step(&src, &tgt);
-            history.step_losses.push(loss);
-            bar.set_message(format!("loss {loss:.4}"));
-            bar.inc(1);
-        }
-        bar.finish_and_clear();
-        let report = EpochReport {
-            epoch,
-            loss,
-            token_acc: acc,
-            val_exact_match: exact_match(
-                &trainer.model,
-                &val_src,
-                &val_tgt,
-                500,
-            ),
-            lr: trainer.lr_at(trainer.step + 1),
-            seconds: start.elapsed().as_secs_f64(),
-        };
-        on_epoch(&report);
-        history.epochs.push(report);
-    }
-    history
-}
-// ANCHOR_END: fit
 
 /// The data sets of the recipe: training seed `data_seed`, validation seed
 /// `data_seed + 1`.
@@ -347,3 +159,184 @@ pub fn reverse_data(opts: &TrainOptions) -> (ReverseDataset, ReverseDataset) {
         make_dataset(opts.n_val, val_seed),
     )
 }
+
+// ANCHOR: trainer
+/// What training keeps from one step to the next.
+pub struct Trainer {
+    pub vs: nn::VarStore, // the model's weights
+    pub model: Transformer,
+    pub opt: Box<dyn Optimizer>, // Adam
+    pub step: usize,             // steps taken; the schedule reads it
+    pub warmup: usize,
+    pub label_smoothing: f64,
+}
+
+impl Trainer {
+    /// One optimiser step on a batch: src [B, S], tgt [B, T]. Returns the loss
+    /// and the logits [B, T-1, V], still tensors: nothing is read back yet.
+    pub fn train_step(
+        &mut self,
+        src: &Tensor,
+        tgt: &Tensor,
+    ) -> (Tensor, Tensor) {
+        let (tgt_in, tgt_out) = teacher_forcing(tgt);
+        let logits = self.model.forward(src, &tgt_in, true); // dropout on
+        let loss =
+            masked_cross_entropy(&logits, &tgt_out, self.label_smoothing);
+        self.opt.zero_grad(); // gradients add up unless cleared
+        loss.backward(); // d loss / d every weight, by autograd
+        self.opt.step(); // Adam moves every weight against its gradient
+        (loss, logits)
+    }
+
+    /// Counts the next step and gives the optimiser its learning rate.
+    pub fn advance_schedule(&mut self) {
+        self.step += 1;
+        self.opt.set_lr(self.lr_at(self.step));
+    }
+
+    /// The learning rate of step `step` (counted from 1).
+    pub fn lr_at(&self, step: usize) -> f64 {
+        noam_lr(step, self.model.config.d_model, self.warmup)
+    }
+}
+// ANCHOR_END: trainer
+
+// ANCHOR: trainer_new
+impl Trainer {
+    /// A new model with its weights on `device`, and Adam over all of them.
+    pub fn new(
+        config: TransformerConfig,
+        device: Device,
+        opts: &TrainOptions,
+    ) -> Result<Self> {
+        tch::manual_seed(opts.seed as i64); // weights and dropout masks
+        let vs = nn::VarStore::new(device);
+        let model = Transformer::new(vs.root(), config)?;
+        let opt = ADAM.build(&vs, 0.0)?; // lr: set by the schedule
+        Ok(Trainer {
+            vs,
+            model,
+            opt: Box::new(opt),
+            step: 0,
+            warmup: opts.warmup,
+            label_smoothing: opts.label_smoothing,
+        })
+    }
+}
+// ANCHOR_END: trainer_new
+
+// ANCHOR: learner
+/// A training step as `fit` sees it: the schedule, the step, and the loss and
+/// token accuracy read back. `Trainer` is the plain one; the engine's wrappers
+/// (src/engine.rs, src/graph.rs) run the same `train_step` on a device, in
+/// bf16 or as a CUDA graph.
+pub trait Learner {
+    fn learn(&mut self, src: &Tensor, tgt: &Tensor) -> Result<(f64, f64)>;
+    fn trainer(&self) -> &Trainer;
+}
+
+impl Learner for Trainer {
+    fn learn(&mut self, src: &Tensor, tgt: &Tensor) -> Result<(f64, f64)> {
+        self.advance_schedule();
+        let (loss, logits) = self.train_step(src, tgt);
+        let acc = token_accuracy(&logits, &teacher_forcing(tgt).1);
+        Ok((loss.double_value(&[]), acc.double_value(&[])))
+    }
+
+    fn trainer(&self) -> &Trainer {
+        self
+    }
+}
+// ANCHOR_END: learner
+
+/// One line of the training log.
+#[derive(Debug, Clone, Copy)]
+pub struct EpochReport {
+    pub epoch: usize,
+    /// Loss and token accuracy of the epoch's last batch.
+    pub loss: f64,
+    pub token_acc: f64,
+    pub val_exact_match: f64,
+    /// The rate the next step will use.
+    pub lr: f64,
+}
+
+impl std::fmt::Display for EpochReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "epoch {:2}  loss={:.4}  token_acc={:.4}  val_exact_match={:.3}  lr={:.2e}",
+            self.epoch, self.loss, self.token_acc, self.val_exact_match, self.lr,
+        )
+    }
+}
+
+/// What a training run leaves behind: one report per epoch, and the loss of
+/// every step.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub epochs: Vec<EpochReport>,
+    pub step_losses: Vec<f64>,
+}
+
+/// What `fit` tells its caller as it goes. Both calls do nothing unless the
+/// caller says otherwise; `on_step` may stop the run (`ControlFlow::Break`).
+pub trait Observer {
+    fn on_step(
+        &mut self,
+        _epoch: usize,
+        _batch: usize,
+        _of: usize,
+        _loss: f64,
+    ) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+    fn on_epoch(&mut self, _report: &EpochReport) {}
+}
+
+/// Nothing to tell.
+impl Observer for () {}
+
+// ANCHOR: fit
+/// Trains for `opts.epochs`, scoring exact match on the first
+/// `opts.eval_samples` validation samples after each epoch.
+pub fn fit(
+    learner: &mut dyn Learner,
+    train: &ReverseDataset,
+    val: &ReverseDataset,
+    opts: &TrainOptions,
+    observer: &mut dyn Observer,
+) -> Result<History> {
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed); // the batch order
+    let n = opts.eval_samples.min(val.len()) as i64;
+    let (val_src, val_tgt) = (val.src.narrow(0, 0, n), val.tgt.narrow(0, 0, n));
+    let mut history = History::default();
+    for epoch in 1..=opts.epochs {
+        let batches = epoch_batches(train.len(), opts.batch_size, &mut rng);
+        let (mut loss, mut acc) = (f64::NAN, f64::NAN);
+        for (i, idx) in batches.iter().enumerate() {
+            let src = train.src.index_select(0, idx); // [B, S]
+            let tgt = train.tgt.index_select(0, idx); // [B, T]
+            (loss, acc) = learner.learn(&src, &tgt)?;
+            history.step_losses.push(loss);
+            let go_on = observer.on_step(epoch, i + 1, batches.len(), loss);
+            if go_on.is_break() {
+                return Ok(history); // stopped early
+            }
+        }
+        let t = learner.trainer();
+        let em = exact_match(&t.model, &val_src, &val_tgt, opts.eval_batch);
+        let report = EpochReport {
+            epoch,
+            loss,
+            token_acc: acc,
+            val_exact_match: em,
+            lr: t.lr_at(t.step + 1),
+        };
+        observer.on_epoch(&report);
+        history.epochs.push(report);
+    }
+    Ok(history)
+}
+// ANCHOR_END: fit

@@ -4,31 +4,41 @@ use std::path::Path;
 
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
-use transformer_course::graph::{check_supported, dropout_masks_differ};
-use transformer_course::optim::Optimizer;
+use transformer_course::engine::{self, EngineOptions};
+use transformer_course::graph::{
+    check_supported, dropout_masks_differ, Unsupported,
+};
+use transformer_course::optim::AdamKind;
+use transformer_course::precision::Precision;
 use transformer_course::sys::cuda_graphs_available;
-use transformer_course::train::{Precision, TrainOptions, Trainer};
+use transformer_course::train::{Learner, TrainOptions};
+
+fn graphed() -> EngineOptions {
+    EngineOptions {
+        cuda_graph: true,
+        ..EngineOptions::default()
+    }
+}
 
 mod common;
 
 #[test]
 fn a_graphed_trainer_is_refused_on_the_cpu_in_one_line() {
     let _rng = common::global_rng();
-    let opts = TrainOptions {
-        cuda_graph: true,
-        ..TrainOptions::default()
-    };
-    let err = Trainer::new(common::tiny_config(), Device::Cpu, &opts)
+    let opts = TrainOptions::default();
+    let config = common::tiny_config();
+    let err = engine::learner(config, Device::Cpu, &opts, &graphed())
         .err()
         .expect("a CPU trainer with a CUDA graph");
-    assert_eq!(format!("{err:#}"), "--cuda-graph needs a CUDA device");
+    assert_eq!(format!("{err:#}"), "a CUDA graph needs a CUDA device");
 }
 
 #[test]
 fn a_graph_needs_the_fused_optimizer() {
     // Checked before anything touches a GPU, so this runs anywhere.
-    let err = check_supported(Device::Cuda(0), Optimizer::Tch).unwrap_err();
-    assert!(err.to_string().contains("fused optimizer"), "{err}");
+    let err = check_supported(Device::Cuda(0), AdamKind::Tch).unwrap_err();
+    assert_eq!(err, Unsupported::NeedsFusedAdam);
+    assert!(err.to_string().contains("fused Adam"), "{err}");
     assert!(!err.to_string().contains('\n'));
 }
 
@@ -51,7 +61,7 @@ fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
 #[test]
 fn dropout_masks_of_two_replays_differ() {
     let err = dropout_masks_differ(Device::Cpu, 16).unwrap_err();
-    assert_eq!(err.to_string(), "--cuda-graph needs a CUDA device");
+    assert_eq!(err.to_string(), "a CUDA graph needs a CUDA device");
     if !tch::Cuda::is_available() {
         eprintln!("no CUDA here: the replay half of this test runs on a GPU");
         return;
@@ -68,15 +78,14 @@ fn dropout_masks_of_two_replays_differ() {
 /// losses to bf16's accuracy, dropout included.
 #[test]
 fn graphed_steps_follow_eager_steps() {
-    let err = Trainer::new(
-        common::tiny_config(),
+    let config = common::tiny_config();
+    let cpu = engine::learner(
+        config,
         Device::Cpu,
-        &TrainOptions {
-            cuda_graph: true,
-            ..TrainOptions::default()
-        },
+        &TrainOptions::default(),
+        &graphed(),
     );
-    assert!(err.is_err());
+    assert!(cpu.is_err());
     if !tch::Cuda::is_available() {
         eprintln!("no CUDA here: the graph half of this test runs on a GPU");
         return;
@@ -94,10 +103,14 @@ fn graphed_steps_follow_eager_steps() {
         let opts = TrainOptions {
             seed: 4,
             warmup: 10,
-            cuda_graph,
             ..TrainOptions::default()
         };
-        let mut t = Trainer::new(config, Device::Cuda(0), &opts).unwrap();
+        let engine = EngineOptions {
+            cuda_graph,
+            ..EngineOptions::default()
+        };
+        let mut t =
+            engine::learner(config, Device::Cuda(0), &opts, &engine).unwrap();
         (0..12)
             .map(|s| {
                 let idx = Tensor::arange_start(
@@ -106,7 +119,7 @@ fn graphed_steps_follow_eager_steps() {
                     (Kind::Int64, Device::Cpu),
                 );
                 let src = train.src.index_select(0, &idx);
-                t.train_step(&src, &train.tgt.index_select(0, &idx)).0
+                t.learn(&src, &train.tgt.index_select(0, &idx)).unwrap().0
             })
             .collect::<Vec<f64>>()
     };

@@ -3,8 +3,9 @@
 use tch::nn::{self, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
-use transformer_course::optim::{AdamHyper, FusedAdam, Optimizer};
-use transformer_course::train::{noam_lr, TrainOptions, Trainer};
+use transformer_course::engine::{self, EngineOptions};
+use transformer_course::optim::{AdamHyper, AdamKind, FusedAdam};
+use transformer_course::train::{noam_lr, Learner, Optimizer, TrainOptions};
 
 mod common;
 
@@ -192,16 +193,19 @@ fn trainer_losses_agree_between_fused_and_tch_adam() {
         num_layers: 1,
         ..common::tiny_config()
     };
-    let run = |optimizer: Optimizer| {
+    let run = |adam: AdamKind| {
         let _rng = common::global_rng();
         let opts = TrainOptions {
             seed: 3,
             warmup: 20,
-            optimizer,
             ..TrainOptions::default()
         };
-        let mut t = Trainer::new(config, Device::Cpu, &opts).unwrap();
-        assert_eq!(t.opt.which(), optimizer);
+        let engine = EngineOptions {
+            adam,
+            ..EngineOptions::default()
+        };
+        let mut t =
+            engine::learner(config, Device::Cpu, &opts, &engine).unwrap();
         (0..30)
             .map(|s| {
                 let idx = Tensor::arange_start(
@@ -210,11 +214,11 @@ fn trainer_losses_agree_between_fused_and_tch_adam() {
                     (Kind::Int64, Device::Cpu),
                 );
                 let src = train.src.index_select(0, &idx);
-                t.train_step(&src, &train.tgt.index_select(0, &idx)).0
+                t.learn(&src, &train.tgt.index_select(0, &idx)).unwrap().0
             })
             .collect::<Vec<f64>>()
     };
-    let (fused, tch_adam) = (run(Optimizer::Fused), run(Optimizer::Tch));
+    let (fused, tch_adam) = (run(AdamKind::Fused), run(AdamKind::Tch));
     for (step, (f, t)) in fused.iter().zip(&tch_adam).enumerate() {
         assert!(
             (f - t).abs() < 1e-4 * t.abs().max(1.0),
@@ -227,5 +231,5 @@ fn trainer_losses_agree_between_fused_and_tch_adam() {
 
 #[test]
 fn fused_is_the_default_optimizer() {
-    assert_eq!(TrainOptions::default().optimizer, Optimizer::Fused);
+    assert_eq!(EngineOptions::default().adam, AdamKind::Fused);
 }

@@ -2,11 +2,13 @@
 //! fp32.
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
+use transformer_course::engine::{self, EngineOptions};
+use transformer_course::precision::Precision;
 use transformer_course::sys::{
     autocast_on, cpu_autocast_is_bf16, cpu_autocast_is_enabled,
     cuda_autocast_is_enabled, set_cpu_autocast_bf16,
 };
-use transformer_course::train::{Precision, TrainOptions, Trainer};
+use transformer_course::train::{Learner, TrainOptions};
 
 mod common;
 
@@ -45,7 +47,7 @@ fn cpu_autocast_is_switched_off_even_after_a_panic() {
 fn the_recipe_is_fp32_on_the_cpu_and_bf16_on_cuda() {
     assert_eq!(Precision::recipe(Device::Cpu), Precision::Fp32);
     assert_eq!(Precision::recipe(Device::Cuda(0)), Precision::Bf16);
-    assert_eq!(TrainOptions::default().precision, None);
+    assert_eq!(EngineOptions::default().precision, None);
 }
 
 /// A few dozen steps of the small model in each precision, without dropout:
@@ -63,11 +65,14 @@ fn bf16_training_on_the_cpu_learns_and_differs_from_fp32() {
         let opts = TrainOptions {
             seed: 1,
             warmup: 30,
-            precision: Some(precision),
             ..TrainOptions::default()
         };
-        let mut t = Trainer::new(config, Device::Cpu, &opts).unwrap();
-        assert_eq!(t.precision, precision);
+        let engine = EngineOptions {
+            precision: Some(precision),
+            ..EngineOptions::default()
+        };
+        let mut t =
+            engine::learner(config, Device::Cpu, &opts, &engine).unwrap();
         let losses = (0..60)
             .map(|s| {
                 let idx = Tensor::arange_start(
@@ -76,12 +81,13 @@ fn bf16_training_on_the_cpu_learns_and_differs_from_fp32() {
                     (Kind::Int64, Device::Cpu),
                 );
                 let src = train.src.index_select(0, &idx);
-                t.train_step(&src, &train.tgt.index_select(0, &idx)).0
+                t.learn(&src, &train.tgt.index_select(0, &idx)).unwrap().0
             })
             .collect::<Vec<f64>>();
         assert!(!cpu_autocast_is_enabled(), "the step left autocast on");
         // The weights and the optimizer stay fp32 whatever the forward ran in.
         assert!(t
+            .trainer()
             .vs
             .trainable_variables()
             .iter()

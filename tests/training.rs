@@ -5,7 +5,7 @@ use transformer_course::config::TransformerConfig;
 use transformer_course::data::make_dataset;
 use transformer_course::generate::{greedy_decode, row_is_right};
 use transformer_course::train::{
-    masked_cross_entropy, noam_lr, teacher_forcing, token_accuracy,
+    masked_cross_entropy, noam_lr, teacher_forcing, token_accuracy, Learner,
     TrainOptions, Trainer,
 };
 use transformer_course::vocab::{EOS_ID, PAD_ID, SEQ_LEN};
@@ -109,7 +109,7 @@ fn token_accuracy_counts_only_real_labels() {
     let logits = Tensor::zeros([1, 3, 13], (Kind::Float, Device::Cpu));
     let _ = logits.get(0).get(0).get(3).fill_(1.0);
     let _ = logits.get(0).get(1).get(5).fill_(1.0);
-    assert_eq!(token_accuracy(&logits, &labels), 0.5);
+    assert_eq!(token_accuracy(&logits, &labels).double_value(&[]), 0.5);
 }
 
 /// A model that says EOS at every step: with the output bias at +100 for EOS, greedy
@@ -154,13 +154,8 @@ fn a_few_hundred_steps_start_learning_the_reversal() {
             (step % 32 + 1) * 64,
             (Kind::Int64, Device::Cpu),
         );
-        losses.push(
-            t.train_step(
-                &train.src.index_select(0, &idx),
-                &train.tgt.index_select(0, &idx),
-            )
-            .0,
-        );
+        let src = train.src.index_select(0, &idx);
+        losses.push(t.learn(&src, &train.tgt.index_select(0, &idx)).unwrap().0);
     }
     let first: f64 = losses[..10].iter().sum::<f64>() / 10.0;
     let last: f64 = losses[140..].iter().sum::<f64>() / 10.0;
@@ -185,20 +180,7 @@ fn same_seed_same_losses() {
             },
             5,
         );
-        (0..4)
-            .map(|s| {
-                let idx = Tensor::arange_start(
-                    s * 64,
-                    (s + 1) * 64,
-                    (Kind::Int64, Device::Cpu),
-                );
-                t.train_step(
-                    &train.src.index_select(0, &idx),
-                    &train.tgt.index_select(0, &idx),
-                )
-                .0
-            })
-            .collect::<Vec<_>>()
+        common::losses_on_batches(&mut t, &train, 4, 64)
     };
     assert_eq!(run(), run());
 }

@@ -46,3 +46,23 @@ pub fn model_with(
 pub fn tiny_model(seed: i64) -> (nn::VarStore, Transformer) {
     model_with(tiny_config(), seed)
 }
+
+/// The losses of `steps` training steps of `learner`, on consecutive batches of
+/// `batch` rows of `data` (the first batch is rows 0..batch).
+pub fn losses_on_batches(
+    learner: &mut dyn transformer_course::train::Learner,
+    data: &transformer_course::data::ReverseDataset,
+    steps: i64,
+    batch: i64,
+) -> Vec<f64> {
+    use tch::{Kind, Tensor};
+    (0..steps)
+        .map(|s| {
+            let range = (Kind::Int64, Device::Cpu);
+            let idx = Tensor::arange_start(s * batch, (s + 1) * batch, range);
+            let src = data.src.index_select(0, &idx);
+            let tgt = data.tgt.index_select(0, &idx);
+            learner.learn(&src, &tgt).unwrap().0
+        })
+        .collect()
+}
