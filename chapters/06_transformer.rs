@@ -70,11 +70,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     let figure = args.out_dir.join("06_masks.svg");
     check_writable(&figure)?;
     tch::manual_seed(0);
-    // 7 3 0 9 5 <eos> and <bos> 5 9 0 3 7, both cut to 8 tokens.
+    // 7 3 0 9 5 <eos> and the decoder input training would give it,
+    // <bos> 5 9 0 3 7 <eos> (the target less its last token), both cut to 8 tokens.
     let (src, tgt) = encode_pair(&[7, 3, 0, 9, 5]);
     let src = Tensor::from_slice(&src[..8]).view([1, 8]);
-    let tgt_in =
-        Tensor::from_slice(&[&tgt[..6], &[0, 0]].concat()).view([1, 8]);
+    let tgt_in = Tensor::from_slice(&tgt[..8]).view([1, 8]);
 
     // ANCHOR: grids
     println!("■ = masked (true), · = visible\n");

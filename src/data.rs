@@ -34,7 +34,7 @@ impl ReverseDataset {
     }
 }
 
-// ANCHOR: make_dataset
+// ANCHOR: encode_pair
 /// Lays out one sample: the source row and the target row for `digits`.
 pub fn encode_pair(digits: &[i64]) -> ([i64; SEQ_LEN], [i64; SEQ_LEN]) {
     let n = digits.len();
@@ -48,7 +48,9 @@ pub fn encode_pair(digits: &[i64]) -> ([i64; SEQ_LEN], [i64; SEQ_LEN]) {
     tgt[n + 1] = EOS_ID;
     (src, tgt)
 }
+// ANCHOR_END: encode_pair
 
+// ANCHOR: make_dataset
 /// `n` samples with lengths uniform in MIN_LEN..=MAX_LEN and digits uniform in
 /// 0..=9.
 pub fn make_dataset(n: usize, seed: u64) -> ReverseDataset {

@@ -41,7 +41,9 @@ impl DecoderLayer {
             dropout: cfg.dropout,
         })
     }
+    // ANCHOR_END: decoder_layer
 
+    // ANCHOR: decoder_layer_forward
     /// x: [B, Lt, d], memory: [B, Ls, d], self_mask: [B, 1, Lt, Lt],
     /// cross_mask: [B, 1, 1, Ls] → (x [B, Lt, d], the two layers' weights)
     pub fn forward(
@@ -76,7 +78,7 @@ impl DecoderLayer {
         )
     }
 }
-// ANCHOR_END: decoder_layer
+// ANCHOR_END: decoder_layer_forward
 
 // ANCHOR: decoder
 #[derive(Debug)]
@@ -99,7 +101,9 @@ impl Decoder {
             ln_final,
         })
     }
+    // ANCHOR_END: decoder
 
+    // ANCHOR: decoder_forward
     /// tgt: [B, Lt] → [B, Lt, d]
     pub fn forward(
         &self,
@@ -133,4 +137,4 @@ impl Decoder {
         (x.apply(&self.ln_final), weights)
     }
 }
-// ANCHOR_END: decoder
+// ANCHOR_END: decoder_forward

@@ -37,7 +37,9 @@ pub struct TokenAndPosition {
     d_model: i64,
     dropout: f64,
 }
+// ANCHOR_END: token_and_position
 
+// ANCHOR: token_and_position_new
 impl TokenAndPosition {
     pub fn new(p: nn::Path, vocab_size: i64, cfg: &TransformerConfig) -> Self {
         let d = cfg.d_model;
@@ -73,7 +75,9 @@ impl TokenAndPosition {
             dropout: cfg.dropout,
         }
     }
+    // ANCHOR_END: token_and_position_new
 
+    // ANCHOR: token_and_position_forward
     /// ids: [B, L] of token ids → [B, L, d_model].
     pub fn forward(&self, ids: &Tensor, train: bool) -> Tensor {
         let l = ids.size()[1];
@@ -91,4 +95,4 @@ impl TokenAndPosition {
         &self.pe
     }
 }
-// ANCHOR_END: token_and_position
+// ANCHOR_END: token_and_position_forward

@@ -57,7 +57,7 @@ pub struct Encoder {
     pub embed: TokenAndPosition,
     pub layers: Vec<EncoderLayer>,
     /// Pre-Norm never normalises the residual stream itself, which grows with
-    /// depth; this closes the stack (GPT-2's ln_f, Llama's norm).
+    /// depth; this closes the stack (GPT-2's ln_f; Llama's RMSNorm `norm`).
     pub ln_final: nn::LayerNorm,
 }
 
@@ -76,7 +76,9 @@ impl Encoder {
             ln_final,
         })
     }
+    // ANCHOR_END: encoder
 
+    // ANCHOR: encoder_forward
     /// src: [B, Ls] → memory [B, Ls, d]
     pub fn forward(
         &self,
@@ -104,4 +106,4 @@ impl Encoder {
         (x.apply(&self.ln_final), weights)
     }
 }
-// ANCHOR_END: encoder
+// ANCHOR_END: encoder_forward

@@ -49,7 +49,9 @@ impl CausalityReport {
         self.before_k <= atol && self.from_k > atol
     }
 }
+// ANCHOR_END: causality
 
+// ANCHOR: causality_check
 /// Runs the decoder twice on targets that agree before position `k` and differ
 /// from it on (`altered` is written over positions k.. of `tgt`), using
 /// `causal` for the mask.
@@ -81,7 +83,7 @@ pub fn causality_check(
         }
     })
 }
-// ANCHOR_END: causality
+// ANCHOR_END: causality_check
 
 // ANCHOR: padding
 /// Largest |Δ| in the logits when `extra` PAD tokens are appended to the source.
@@ -106,7 +108,9 @@ pub fn source_padding_check(
         (a - c).abs().max().double_value(&[])
     })
 }
+// ANCHOR_END: padding
 
+// ANCHOR: padding_target
 /// Largest |Δ| over the real target positions when `extra` PAD tokens are
 /// appended to the *target*: the causal mask already hides them from every
 /// earlier position.
@@ -130,4 +134,4 @@ pub fn target_padding_check(
         (a - c).abs().max().double_value(&[])
     })
 }
-// ANCHOR_END: padding
+// ANCHOR_END: padding_target

@@ -64,7 +64,9 @@ impl Transformer {
             config,
         })
     }
+    // ANCHOR_END: transformer
 
+    // ANCHOR: transformer_run
     /// src: [B, Ls] → (memory [B, Ls, d], src_mask [B, 1, 1, Ls])
     pub fn encode(&self, src: &Tensor, train: bool) -> (Tensor, Tensor) {
         let src_mask = make_padding_mask(src);
@@ -97,7 +99,7 @@ impl Transformer {
         self.decode(tgt_in, &memory, &src_mask, train)
     }
 }
-// ANCHOR_END: transformer
+// ANCHOR_END: transformer_run
 
 impl Transformer {
     /// `decode` that also returns every decoder layer's attention weights, with

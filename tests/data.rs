@@ -1,6 +1,10 @@
 //! The reversal data set: layout, determinism and the input parser.
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use rstest::rstest;
-use transformer_course::data::{encode_pair, make_dataset, parse_digits, row};
+use transformer_course::data::{
+    encode_pair, epoch_batches, make_dataset, parse_digits, row,
+};
 use transformer_course::vocab::{
     digits_of, tokens_to_words, BOS_ID, EOS_ID, MAX_LEN, MIN_LEN, NUM_OFFSET,
     PAD_ID, SEQ_LEN,
@@ -58,6 +62,45 @@ fn seed_0_starts_with_the_same_sample_on_every_machine() {
     assert_eq!(
         first, again,
         "a longer data set must start with the same samples"
+    );
+}
+
+#[test]
+fn rands_sampling_is_pinned_by_the_first_samples_and_a_shuffle() {
+    // ChaCha8's bit stream is a standard; turning bits into a length, a digit or a
+    // shuffled order is rand's own code (random_range, shuffle), which a rand
+    // release may change. Cargo.lock pins the version; these values catch an
+    // upgrade that changes the sampling, and with it every number in the book.
+    let ds = make_dataset(4, 0);
+    let sources: Vec<Vec<i64>> = (0..4)
+        .map(|i| {
+            row(&ds.src, i)
+                .into_iter()
+                .take_while(|&t| t != EOS_ID)
+                .map(|t| t - NUM_OFFSET)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            vec![7, 5, 5, 1, 5, 4, 8, 4, 9],
+            vec![8, 7, 5, 3],
+            vec![5, 0, 9],
+            vec![6, 8, 8, 7, 5, 7, 9],
+        ],
+        "make_dataset(_, 0) no longer starts with the same digits: did rand change?"
+    );
+
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let batches: Vec<Vec<i64>> = epoch_batches(10, 5, &mut rng)
+        .iter()
+        .map(|b| Vec::<i64>::try_from(b).expect("indices"))
+        .collect();
+    assert_eq!(
+        batches,
+        [vec![2, 8, 6, 1, 9], vec![5, 7, 4, 0, 3]],
+        "the shuffled order of seed 0 changed: did rand's shuffle change?"
     );
 }
 
