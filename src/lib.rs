@@ -23,7 +23,8 @@
 //!
 //! Support, not part of the lessons: [`checkpoint`] (saving and loading weights),
 //! [`history`] (the training log on disk), [`plot`] (every figure), [`output`]
-//! (checked, atomic file writes), [`cli`] (what the programs share), [`sys`]
+//! (checked, atomic file writes), [`cli`] (what the programs share), [`memory`]
+//! (chapter 12's peak-memory measurements), [`sys`]
 //! (the libtorch switches tch does not expose, from `src/ffi/shim.cpp`), [`optim`]
 //! (Adam through libtorch's fused kernel) and [`graph`] (the training step as one
 //! CUDA graph).
@@ -48,6 +49,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod graph;
 pub mod history;
+pub mod memory;
 pub mod optim;
 pub mod output;
 pub mod plot;

@@ -12,14 +12,8 @@ use tch::{Kind, Tensor};
 
 use crate::sys::{self, Lr};
 
-/// Adam's hyperparameters; the learning rate is set per step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdamHyper {
-    pub beta1: f64,
-    pub beta2: f64,
-    pub eps: f64,
-    pub weight_decay: f64,
-}
+/// Adam's hyperparameters; defined in `sys`, which passes them to the kernel.
+pub use crate::sys::AdamHyper;
 
 /// Which implementation of Adam a trainer uses. Both compute the same update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

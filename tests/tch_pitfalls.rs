@@ -94,7 +94,9 @@ fn sdpa_bool_mask_is_the_opposite_of_ours(#[values(4, 9)] l: i64) {
 /// when the closure panics.
 #[test]
 fn autocast_switch_restores_the_previous_state() {
-    use transformer_course::sys::{autocast, cuda_autocast_is_enabled};
+    use transformer_course::sys::autocast;
+    let cuda_autocast_is_enabled =
+        || transformer_course::sys::cuda_autocast_is_enabled().unwrap();
     assert!(!cuda_autocast_is_enabled());
     let inside = autocast(true, || {
         let nested_off = autocast(false, cuda_autocast_is_enabled);
