@@ -37,8 +37,12 @@ fn a_graph_needs_the_fused_optimizer() {
 /// CPU-only one, which must say so instead of crashing.
 #[test]
 fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
-    let lib = Path::new(env!("COURSE_LIBTORCH_LIB"));
-    let has_cuda = lib.join("libtorch_cuda.so").exists();
+    // The libtorch built against, or the one LD_LIBRARY_PATH puts first, as
+    // scripts/gpu-fast-path.sh does for test binaries built on another machine.
+    let search = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let has_cuda = std::env::split_paths(&search)
+        .chain([Path::new(env!("COURSE_LIBTORCH_LIB")).to_path_buf()])
+        .any(|dir| dir.join("libtorch_cuda.so").exists());
     match cuda_graphs_available() {
         Ok(()) => assert!(has_cuda, "resolved without libtorch_cuda.so"),
         Err(e) => {
@@ -52,13 +56,12 @@ fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
 fn dropout_masks_of_two_replays_differ() {
     let err = dropout_masks_differ(Device::Cpu, 16).unwrap_err();
     assert_eq!(err.to_string(), "--cuda-graph needs a CUDA device");
-    if !tch::Cuda::is_available() {
-        eprintln!("no CUDA here: the replay half of this test runs on a GPU");
+    let Some(cuda) = common::cuda_or_skip("the replay half of this test")
+    else {
         return;
-    }
+    };
     let _rng = common::global_rng();
-    let (differ, dropped) =
-        dropout_masks_differ(Device::Cuda(0), 1 << 16).unwrap();
+    let (differ, dropped) = dropout_masks_differ(cuda, 1 << 16).unwrap();
     assert!((0.45..0.55).contains(&dropped), "dropped {dropped}");
     assert!((0.45..0.55).contains(&differ), "masks differ in {differ}");
 }
@@ -77,10 +80,9 @@ fn graphed_steps_follow_eager_steps() {
         },
     );
     assert!(err.is_err());
-    if !tch::Cuda::is_available() {
-        eprintln!("no CUDA here: the graph half of this test runs on a GPU");
+    let Some(cuda) = common::cuda_or_skip("the graph half of this test") else {
         return;
-    }
+    };
     let train = make_dataset(12 * 64, 8);
     let config = transformer_course::config::TransformerConfig {
         dropout: 0.1,
@@ -90,14 +92,14 @@ fn graphed_steps_follow_eager_steps() {
         let _rng = common::global_rng();
         // The recipe's precision, as the chapter's binary sets it: autocast's
         // dtype is per thread, and libtorch's default would be fp16.
-        Precision::Bf16.configure(Device::Cuda(0)).unwrap();
+        Precision::Bf16.configure(cuda).unwrap();
         let opts = TrainOptions {
             seed: 4,
             warmup: 10,
             cuda_graph,
             ..TrainOptions::default()
         };
-        let mut t = Trainer::new(config, Device::Cuda(0), &opts).unwrap();
+        let mut t = Trainer::new(config, cuda, &opts).unwrap();
         (0..12)
             .map(|s| {
                 let idx = Tensor::arange_start(

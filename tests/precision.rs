@@ -1,10 +1,11 @@
 //! `--precision bf16` on the CPU: CPU autocast through the shim, the loss in
-//! fp32.
+//! fp32; and, on a GPU, CUDA autocast in bf16.
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
 use transformer_course::sys::{
     autocast_on, cpu_autocast_is_bf16, cpu_autocast_is_enabled,
-    cuda_autocast_is_enabled, set_cpu_autocast_bf16,
+    cuda_autocast_is_bf16, cuda_autocast_is_enabled, set_cpu_autocast_bf16,
+    set_cuda_autocast_bf16,
 };
 use transformer_course::train::{Precision, TrainOptions, Trainer};
 
@@ -32,6 +33,29 @@ fn cpu_autocast_runs_matrix_products_in_bf16_and_switches_back() {
     assert_eq!(on.kind(), Kind::BFloat16);
     assert!(!cpu_autocast_is_enabled().unwrap());
     assert_eq!(a.matmul(&b).kind(), Kind::Float);
+}
+
+/// The recipe's GPU precision: CUDA autocast in bf16, through the shim, while
+/// the CPU's switch stays off.
+#[test]
+fn cuda_autocast_runs_matrix_products_in_bf16() {
+    let Some(cuda) = common::cuda_or_skip("CUDA autocast") else {
+        return;
+    };
+    let _switches = common::global_rng();
+    set_cuda_autocast_bf16(true).unwrap();
+    assert!(cuda_autocast_is_bf16().unwrap());
+    let a = Tensor::ones([3, 4], (Kind::Float, cuda));
+    let on = autocast_on(cuda, true, || {
+        assert!(cuda_autocast_is_enabled().unwrap());
+        assert!(
+            !cpu_autocast_is_enabled().unwrap(),
+            "only CUDA's switch moves"
+        );
+        a.matmul(&a.tr())
+    });
+    assert_eq!(on.kind(), Kind::BFloat16);
+    assert!(!cuda_autocast_is_enabled().unwrap());
 }
 
 #[test]
