@@ -116,6 +116,9 @@ impl<S: Copy, E: FnOnce(S) -> Result<()>> Drop for Scope<S, E> {
     }
 }
 
+// ANCHOR_END: scope
+
+// ANCHOR: within
 /// `enter()`, then `f`, then `exit(what enter returned)`, the last also when
 /// `f` panics: the one way this module pairs an enter with its exit.
 fn within<S: Copy, T>(
@@ -132,7 +135,7 @@ fn within<S: Copy, T>(
     scope.finish()?;
     Ok(out)
 }
-// ANCHOR_END: scope
+// ANCHOR_END: within
 
 // ANCHOR: autocast_rs
 /// Runs `f` with CUDA autocast on or off, like `tch::autocast`, without its
