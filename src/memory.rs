@@ -55,7 +55,7 @@ pub fn parse_status_kib(status: &str, field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-// ANCHOR: memory
+// ANCHOR: mmap
 /// glibc raises its mmap threshold each time a large block is freed, after
 /// which big tensors come from the heap and stay resident when freed, so the
 /// peak resident size would stop following live memory. A fixed 64 KiB
@@ -64,14 +64,17 @@ pub fn parse_status_kib(status: &str, field: &str) -> Option<u64> {
 /// blocks the heap already holds stay resident after free.
 pub fn serve_large_allocations_with_mmap() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    // SAFETY: mallopt only changes a setting of glibc's allocator, which is
-    // valid at any time; Once runs it one time, before other threads race
-    // on it.
+    // SAFETY: mallopt only changes a tuning setting of glibc's allocator,
+    // which glibc allows at any time and from any thread; it reads and writes
+    // no memory of ours.
     ONCE.call_once(|| unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
     });
 }
 
+// ANCHOR_END: mmap
+
+// ANCHOR: peak_memory
 /// Peak bytes used by one call of `f`, measured as `method` says; None where
 /// the method does not work here (no accelerator, no /proc). A libtorch error
 /// while reading the allocator's statistics is a panic with its message.
@@ -103,7 +106,7 @@ pub fn peak_memory(
         }
     }
 }
-// ANCHOR_END: memory
+// ANCHOR_END: peak_memory
 
 fn fatal<T>(e: anyhow::Error) -> T {
     panic!("{e:#}")
