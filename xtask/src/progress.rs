@@ -468,7 +468,10 @@ pub fn student_edition_verdict(
         ));
     }
     if failed == 0 {
-        problems.push("no exercise test ran".into());
+        problems.push(
+            "no exercise test failed, although every exercise should be todo!()"
+                .into(),
+        );
     }
     if passed == 0 {
         problems.push("no other test ran".into());
