@@ -8,9 +8,13 @@
 //!   CUDA is then never seen even on a GPU machine.
 //!
 //! It also compiles `src/ffi/shim.cpp`: the few libtorch calls tch does not expose
-//! (bf16 autocast, the TF32 switch, the CUDA allocator's peak-memory statistics).
+//! (bf16 autocast, the TF32 switch, the CUDA allocator's peak-memory statistics),
+//! and says clearly when the libtorch it finds is not the one the course is pinned to.
 use std::env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The libtorch release that tch 0.24 and the shim are written against.
+const EXPECTED: &str = "2.11";
 
 fn main() {
     // torch-sys declares `links = "tch"` and prints `cargo:libtorch_lib=...`; cargo hands
@@ -40,7 +44,9 @@ fn main() {
             Some(line.split('\'').nth(1)?.to_string())
         })
         .unwrap_or_else(|| "unknown".to_string());
-    println!("cargo:rustc-env=COURSE_LIBTORCH_VERSION={}", version.trim());
+    let version = version.trim();
+    check_version(version, root);
+    println!("cargo:rustc-env=COURSE_LIBTORCH_VERSION={version}");
     println!("cargo:rerun-if-changed=src/ffi/shim.cpp");
     cc::Build::new()
         .cpp(true)
@@ -53,4 +59,36 @@ fn main() {
         .flag_if_supported("-Wno-deprecated-declarations")
         .warnings(false)
         .compile("course_shim");
+}
+
+/// Stops the build when the libtorch found is not 2.11.x: the shim calls
+/// libtorch's C++ API directly, so another release fails later with a wall of
+/// compiler or linker errors, or at run time. With tch's own escape hatch,
+/// LIBTORCH_BYPASS_VERSION_CHECK, set, it only warns.
+fn check_version(version: &str, root: &Path) {
+    println!("cargo:rerun-if-env-changed=LIBTORCH_BYPASS_VERSION_CHECK");
+    if version == "unknown" {
+        println!(
+            "cargo:warning=cannot tell which libtorch {} is (no build-version or \
+             version.py next to it); the course expects {EXPECTED}.x",
+            root.display()
+        );
+        return;
+    }
+    let release = version.split('+').next().unwrap_or(version);
+    if release == EXPECTED || release.starts_with(&format!("{EXPECTED}.")) {
+        return;
+    }
+    let message = format!(
+        "found libtorch {version} in {}, but this course needs libtorch \
+         {EXPECTED}.x (PyPI's torch=={EXPECTED}.0): run scripts/setup.sh, or point \
+         LIBTORCH at a {EXPECTED} install",
+        root.display()
+    );
+    if env::var_os("LIBTORCH_BYPASS_VERSION_CHECK").is_some() {
+        println!("cargo:warning={message} (going on: LIBTORCH_BYPASS_VERSION_CHECK is set)");
+    } else {
+        // A build script's panic shows its message in cargo's error output.
+        panic!("{message}");
+    }
 }

@@ -19,14 +19,12 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<()> {
-    // ANCHOR: sample
     let one = transformer_course::data::encode_pair(&[7, 3, 0, 9, 5]);
     println!("vocab {VOCAB}: PAD=0 BOS=1 EOS=2, digit d -> d+3; rows are {SEQ_LEN} long\n");
     println!("src : {:?}", one.0);
     println!("      {}", tokens_to_words(&one.0));
     println!("tgt : {:?}", one.1);
     println!("      {}", tokens_to_words(&one.1));
-    // ANCHOR_END: sample
 
     // ANCHOR: shift
     let tgt = Tensor::from_slice(&one.1).view([1, SEQ_LEN as i64]);

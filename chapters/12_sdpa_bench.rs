@@ -12,11 +12,14 @@ use transformer_course::cli::{
     DeviceChoice,
 };
 use transformer_course::config::TransformerConfig;
+use transformer_course::memory::{
+    peak_memory, serve_large_allocations_with_mmap, MemoryMethod,
+};
 use transformer_course::output::check_writable;
 use transformer_course::plot::{parse_figure_path, save, sweep_plot};
 use transformer_course::sdpa::{
-    log_log_slope, manual_causal_forward, mib, peak_memory, score_matrix_bytes,
-    sdpa_forward, time_ms, Measurement, MemoryMethod, SweepRow,
+    log_log_slope, manual_causal_forward, mib, score_matrix_bytes,
+    sdpa_forward, time_ms, Measurement, SweepRow,
 };
 use transformer_course::sys;
 use transformer_course::transformer::make_padding_mask;
@@ -71,7 +74,7 @@ fn main() {
 
 fn run(args: Args) -> Result<()> {
     // Before the first tensor: makes the CPU memory readings follow live tensors.
-    transformer_course::sdpa::serve_large_allocations_with_mmap();
+    serve_large_allocations_with_mmap();
     check_writable(&args.plot)?;
     set_threads(args.threads);
     let device = select_device(args.device)?;

@@ -7,15 +7,22 @@
 #   cargo build --release --bins
 #   mkdir -p /tmp/course-bins && cp target/release/[0-9][0-9]_* target/release/bench_train /tmp/course-bins/
 #   rm -f /tmp/course-bins/*.d
+#   # the tests with a CUDA half, for the tests stage, as test_NAME:
+#   for t in cuda_graph fused_adam precision tch_pitfalls; do
+#     cp "$(cargo test --release --no-run --test $t 2>&1 | sed -n 's/^ *Executable .*(\(.*\))$/\1/p')" /tmp/course-bins/test_$t
+#   done
 # copy /tmp/course-bins and a checkout of this repository to the GPU machine, and there:
 #   scripts/gpu-fast-path.sh /tmp/course-bins [--pack FILE] [--only STAGE]... [--skip STAGE]...
-#                            [--steps N] [--regen-row NAME]... [--dry-run]
+#                            [--steps N] [--regen-row NAME]... [--require-gpu] [--dry-run]
 # then bring back FILE (default target/gpu-fast-path.tar.gz) and unpack it at the
 # repository root: the stage outputs land in target/gpu-fast-path/, and
 # target/gpu-fast-path/regen-cuda.tar (from the regen stage) holds the book's CUDA
 # outputs, to unpack at the root in turn.
 #
 # Stages, in order (each one's output goes to target/gpu-fast-path/STAGE.txt):
+#   tests    the test binaries BIN_DIR/test_* (above): their CUDA halves, which print
+#            "skipped: no GPU" where libtorch sees no CUDA device (with --require-gpu
+#            they fail instead)
 #   rng      a captured dropout replayed twice draws different masks (bench_train --check-graph-rng)
 #   agree    the first N+5 losses of an eager and a graphed run from the same seed agree to
 #            bf16's accuracy (bench_train --losses, eager then --cuda-graph)
@@ -42,6 +49,9 @@
 #   --pack FILE   after every stage, (re)write FILE, a gzipped tar of the results so far
 #                 (the stage outputs, and with regen the book's CUDA outputs), so that a
 #                 session cut short still keeps what finished
+#   --require-gpu a missing GPU is an error everywhere: the tests' CUDA halves fail
+#                 instead of printing "skipped: no GPU" (COURSE_REQUIRE_GPU=1), e.g. when
+#                 the binaries load a libtorch without CUDA although nvidia-smi sees a GPU
 #   --dry-run     check the arguments and the binaries, print the commands, run nothing
 #
 # It finds torch's lib/ folder through PYTHON (default python3), puts it on
@@ -51,8 +61,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-usage="usage: scripts/gpu-fast-path.sh BIN_DIR [--pack FILE] [--only STAGE]... [--skip STAGE]... [--steps N] [--regen-row NAME]... [--dry-run]"
-all_stages=(rng agree train eager bench regen)
+usage="usage: scripts/gpu-fast-path.sh BIN_DIR [--pack FILE] [--only STAGE]... [--skip STAGE]... [--steps N] [--regen-row NAME]... [--require-gpu] [--dry-run]"
+all_stages=(tests rng agree train eager bench regen)
 [ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
 case $1 in -h|--help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;; -*) echo "$usage" >&2; exit 2 ;; esac
 bin_dir=$1
@@ -63,6 +73,7 @@ skip=()
 steps=""
 regen_rows=()
 dry_run=0
+require_gpu=0
 known_stage() { [[ " ${all_stages[*]} " == *" $1 "* ]]; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -78,6 +89,7 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --regen-row) regen_rows+=("${2:?--regen-row needs a name}"); shift 2 ;;
     --dry-run) dry_run=1; shift ;;
+    --require-gpu) require_gpu=1; shift ;;
     -h|--help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "gpu-fast-path: unknown option '$1'" >&2; echo "$usage" >&2; exit 2 ;;
   esac
@@ -93,11 +105,20 @@ for s in "${all_stages[@]}"; do
 done
 [ ${#stages[@]} -gt 0 ] || { echo "gpu-fast-path: no stage left to run" >&2; exit 2; }
 
-need=(bench_train)
+need=()
 for s in "${stages[@]}"; do
-  case $s in train|eager) need+=(09_train_reverse) ;; regen) need+=(09_train_reverse 10_greedy_decode 11_cross_attention 12_sdpa_bench) ;; esac
+  case $s in
+    rng|agree|bench) need+=(bench_train) ;;
+    train|eager) need+=(09_train_reverse) ;;
+    regen) need+=(09_train_reverse 10_greedy_decode 11_cross_attention 12_sdpa_bench) ;;
+  esac
 done
-for b in "${need[@]}"; do
+test_bins=()
+for t in "$bin_dir"/test_*; do [ -x "$t" ] && test_bins+=("$t"); done
+if [[ " ${stages[*]} " == *" tests "* ]] && [ ${#test_bins[@]} -eq 0 ]; then
+  echo "gpu-fast-path: no test binaries $bin_dir/test_* for the tests stage (see the top of this script)" >&2; exit 1
+fi
+for b in "${need[@]+"${need[@]}"}"; do
   [ -x "$bin_dir/$b" ] || { echo "gpu-fast-path: $bin_dir/$b is missing (see the top of this script)" >&2; exit 1; }
 done
 
@@ -111,6 +132,7 @@ data_dir=$out/checkpoints
 # ---- the commands of each stage (printed by --dry-run, run otherwise)
 stage_commands() {
   case $1 in
+    tests) for t in "${test_bins[@]}"; do echo "$t --test-threads 1 --nocapture"; done ;;
     rng) echo "$bin_dir/bench_train --device cuda --check-graph-rng" ;;
     agree)
       echo "$bin_dir/bench_train --device cuda --steps $agree_steps --losses $out/losses_eager.txt"
@@ -122,8 +144,11 @@ stage_commands() {
   esac
 }
 
+# The tests' CUDA halves read this; without it they print "skipped: no GPU".
+[ "$require_gpu" = 1 ] && export COURSE_REQUIRE_GPU=1
+
 if [ "$dry_run" = 1 ]; then
-  echo "gpu-fast-path: dry run; stages: ${stages[*]}; results packed into $pack"
+  echo "gpu-fast-path: dry run; stages: ${stages[*]}; results packed into $pack${COURSE_REQUIRE_GPU:+; COURSE_REQUIRE_GPU=1}"
   for s in "${stages[@]}"; do
     while IFS= read -r c; do echo "  [$s] $c"; done < <(stage_commands "$s")
   done
@@ -173,6 +198,20 @@ run_logged() { # file command...
 }
 
 now() { date +%s.%N; }
+
+# Every test binary, one test at a time (the CUDA tests share one GPU); a test
+# binary that says "skipped: no GPU" did not check its CUDA half, so the stage
+# counts those lines.
+stage_tests() {
+  local f=$out/tests.txt status=0 t
+  for t in "${test_bins[@]}"; do
+    run_logged "$f" "$t" --test-threads 1 --nocapture || status=1
+  done
+  local skipped
+  skipped=$(grep -c '^skipped: no GPU' "$f" || true)
+  echo "tests: $skipped CUDA half(s) skipped for want of a GPU" >>"$f"
+  return $status
+}
 
 stage_rng() {
   run_logged "$out/rng.txt" "$bin_dir/bench_train" --device cuda --check-graph-rng
@@ -242,7 +281,7 @@ for s in "${stages[@]}"; do
   echo "gpu-fast-path: $s ..." >&2
   if "stage_$s"; then status=ok; else status=FAILED; failed+=("$s"); fi
   echo "gpu-fast-path: $s $status after $((SECONDS - start)) s" | tee -a "$out/$s.txt" >&2
-  grep -E '^(graph rng|agreement|wall time|exact match|target|validation exact match|epoch 10 |  (eager|fused|graph) |  graphed Rust)' \
+  grep -E '^(tests: |test result|graph rng|agreement|wall time|exact match|target|validation exact match|epoch 10 |  (eager|fused|graph) |  graphed Rust)' \
     "$out/$s.txt" >&2 || true
   pack_results
 done

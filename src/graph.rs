@@ -172,7 +172,6 @@ impl GraphedTrainer {
         self.src.copy_(src);
         self.tgt.copy_(tgt);
         lap(0);
-        // ANCHOR: replay
         let stats = match &self.captured {
             Some((graph, stats)) => {
                 graph.replay()?;
@@ -186,7 +185,6 @@ impl GraphedTrainer {
             }
             None => self.capture()?,
         };
-        // ANCHOR_END: replay
         lap(1);
         let v = Vec::<f32>::try_from(&stats.to_device(Device::Cpu))?;
         lap(2);

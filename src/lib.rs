@@ -23,13 +23,13 @@
 //!
 //! Support, not part of the lessons: [`checkpoint`] (saving and loading weights),
 //! [`history`] (the training log on disk), [`plot`] (every figure), [`output`]
-//! (checked, atomic file writes), [`cli`] (what the programs share), [`sys`]
-//! (the libtorch switches tch does not expose, from `src/ffi/shim.cpp`), and the
-//! engine that runs chapter 09's training step fast without changing it:
-//! [`engine`] (the device and the precision around the step), [`precision`]
-//! (fp32 or bf16 autocast), [`optim`] (Adam through libtorch's fused kernel),
-//! [`graph`] (the training step as one CUDA graph) and [`bench`] (the step
-//! timed from outside, for the benchmark).
+//! (checked, atomic file writes), [`cli`] (what the programs share), [`memory`]
+//! (chapter 12's peak-memory measurements), [`sys`] (the libtorch switches tch
+//! does not expose, from `src/ffi/shim.cpp`), and the engine that runs chapter
+//! 09's training step fast without changing it: [`engine`] (the device and the
+//! precision around the step), [`precision`] (fp32 or bf16 autocast), [`optim`]
+//! (Adam through libtorch's fused kernel), [`graph`] (the training step as one
+//! CUDA graph) and [`bench`] (the step timed from outside, for the benchmark).
 //!
 //! Support modules import lessons, never the reverse.
 pub mod config;
@@ -55,6 +55,7 @@ pub mod cli;
 pub mod engine;
 pub mod graph;
 pub mod history;
+pub mod memory;
 pub mod optim;
 pub mod output;
 pub mod plot;

@@ -14,15 +14,8 @@ use tch::{Kind, Tensor};
 use crate::sys::{self, Lr};
 use crate::train::{Optimizer, ADAM};
 
-/// Adam's hyperparameters as the shim takes them; the learning rate is set per
-/// step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdamHyper {
-    pub beta1: f64,
-    pub beta2: f64,
-    pub eps: f64,
-    pub weight_decay: f64,
-}
+/// Adam's hyperparameters; defined in `sys`, which passes them to the kernel.
+pub use crate::sys::AdamHyper;
 
 impl From<nn::Adam> for AdamHyper {
     fn from(a: nn::Adam) -> Self {

@@ -58,8 +58,7 @@ pub fn manual_causal_forward(mha: &MultiHeadAttention, x: &Tensor) -> Tensor {
 #[derive(Debug, Clone, Copy)]
 pub struct Measurement {
     pub ms: f64,
-    /// Peak bytes, by the method `MemoryMethod` names; None where it cannot be
-    /// measured.
+    /// Peak bytes of one call; None where they cannot be measured.
     pub peak_bytes: Option<u64>,
 }
 
@@ -97,94 +96,6 @@ pub fn time_ms(
     start.elapsed().as_secs_f64() * 1000.0 / n as f64
 }
 // ANCHOR_END: timing
-
-// ANCHOR: memory
-/// How peak memory is measured on a device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryMethod {
-    /// The CUDA caching allocator's peak allocated bytes
-    /// (torch.cuda.max_memory_allocated), reset before the call: includes the
-    /// weights and the input already on the device.
-    CudaAllocator,
-    /// Linux's peak resident set size (VmHWM) of this process, reset through
-    /// /proc/self/clear_refs just before the call, minus the resident size
-    /// right then: the extra memory the call touched. Large tensors are mmap-ed
-    /// and returned to the OS when freed, so each measurement starts clean.
-    CpuPeakRss,
-}
-
-impl MemoryMethod {
-    pub fn for_device(device: Device) -> Self {
-        if device.is_cuda() {
-            MemoryMethod::CudaAllocator
-        } else {
-            MemoryMethod::CpuPeakRss
-        }
-    }
-
-    pub fn describe(self) -> &'static str {
-        match self {
-            MemoryMethod::CudaAllocator => {
-                "peak bytes allocated by libtorch's CUDA caching allocator\n  \
-                 during one call"
-            }
-            MemoryMethod::CpuPeakRss => {
-                "growth of the process's peak resident memory during one call\n  \
-                 (Linux VmHWM, reset via /proc/self/clear_refs)"
-            }
-        }
-    }
-}
-
-fn proc_status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// glibc raises its mmap threshold each time a large block is freed, after
-/// which big tensors come from the heap and stay resident when freed, so the
-/// peak resident size would stop following live memory. A fixed 64 KiB
-/// threshold turns that off: every tensor larger than that gets pages of its
-/// own, counted when touched, returned on free. Call it first thing in `main`:
-/// blocks the heap already holds stay resident after free.
-pub fn serve_large_allocations_with_mmap() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
-    });
-}
-
-/// Peak bytes used by one call of `f`, measured as `method` says.
-pub fn peak_memory(
-    method: MemoryMethod,
-    device: Device,
-    f: impl FnOnce() -> Tensor,
-) -> Option<u64> {
-    match method {
-        MemoryMethod::CudaAllocator => {
-            let index = if let Device::Cuda(i) = device { i } else { 0 };
-            tch::Cuda::synchronize(index as i64);
-            if !crate::sys::accelerator_reset_peak(index) {
-                return None;
-            }
-            let out = f();
-            tch::Cuda::synchronize(index as i64);
-            drop(out);
-            crate::sys::accelerator_peak_allocated(index)
-        }
-        MemoryMethod::CpuPeakRss => {
-            serve_large_allocations_with_mmap();
-            std::fs::write("/proc/self/clear_refs", "5").ok()?;
-            let before = proc_status_kib("VmRSS:")?;
-            let out = f();
-            let peak = proc_status_kib("VmHWM:")?;
-            drop(out);
-            Some(peak.saturating_sub(before) * 1024)
-        }
-    }
-}
-// ANCHOR_END: memory
 
 /// One row of the sequence-length sweep.
 #[derive(Debug, Clone, Copy)]

@@ -2,7 +2,7 @@
 //! draw fresh dropout masks and follow the eager steps.
 use std::path::Path;
 
-use tch::{Device, Kind, Tensor};
+use tch::Device;
 use transformer_course::data::make_dataset;
 use transformer_course::engine::{self, EngineOptions};
 use transformer_course::graph::{
@@ -11,7 +11,7 @@ use transformer_course::graph::{
 use transformer_course::optim::AdamKind;
 use transformer_course::precision::Precision;
 use transformer_course::sys::cuda_graphs_available;
-use transformer_course::train::{Learner, TrainOptions};
+use transformer_course::train::TrainOptions;
 
 fn graphed() -> EngineOptions {
     EngineOptions {
@@ -47,8 +47,12 @@ fn a_graph_needs_the_fused_optimizer() {
 /// CPU-only one, which must say so instead of crashing.
 #[test]
 fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
-    let lib = Path::new(env!("COURSE_LIBTORCH_LIB"));
-    let has_cuda = lib.join("libtorch_cuda.so").exists();
+    // The libtorch built against, or the one LD_LIBRARY_PATH puts first, as
+    // scripts/gpu-fast-path.sh does for test binaries built on another machine.
+    let search = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let has_cuda = std::env::split_paths(&search)
+        .chain([Path::new(env!("COURSE_LIBTORCH_LIB")).to_path_buf()])
+        .any(|dir| dir.join("libtorch_cuda.so").exists());
     match cuda_graphs_available() {
         Ok(()) => assert!(has_cuda, "resolved without libtorch_cuda.so"),
         Err(e) => {
@@ -62,13 +66,12 @@ fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
 fn dropout_masks_of_two_replays_differ() {
     let err = dropout_masks_differ(Device::Cpu, 16).unwrap_err();
     assert_eq!(err.to_string(), "a CUDA graph needs a CUDA device");
-    if !tch::Cuda::is_available() {
-        eprintln!("no CUDA here: the replay half of this test runs on a GPU");
+    let Some(cuda) = common::cuda_or_skip("the replay half of this test")
+    else {
         return;
-    }
+    };
     let _rng = common::global_rng();
-    let (differ, dropped) =
-        dropout_masks_differ(Device::Cuda(0), 1 << 16).unwrap();
+    let (differ, dropped) = dropout_masks_differ(cuda, 1 << 16).unwrap();
     assert!((0.45..0.55).contains(&dropped), "dropped {dropped}");
     assert!((0.45..0.55).contains(&differ), "masks differ in {differ}");
 }
@@ -86,10 +89,9 @@ fn graphed_steps_follow_eager_steps() {
         &graphed(),
     );
     assert!(cpu.is_err());
-    if !tch::Cuda::is_available() {
-        eprintln!("no CUDA here: the graph half of this test runs on a GPU");
+    let Some(cuda) = common::cuda_or_skip("the graph half of this test") else {
         return;
-    }
+    };
     let train = make_dataset(12 * 64, 8);
     let config = transformer_course::config::TransformerConfig {
         dropout: 0.1,
@@ -99,7 +101,7 @@ fn graphed_steps_follow_eager_steps() {
         let _rng = common::global_rng();
         // The recipe's precision, as the chapter's binary sets it: autocast's
         // dtype is per thread, and libtorch's default would be fp16.
-        Precision::Bf16.configure(Device::Cuda(0)).unwrap();
+        Precision::Bf16.configure(cuda).unwrap();
         let opts = TrainOptions {
             seed: 4,
             warmup: 10,
@@ -109,19 +111,8 @@ fn graphed_steps_follow_eager_steps() {
             cuda_graph,
             ..EngineOptions::default()
         };
-        let mut t =
-            engine::learner(config, Device::Cuda(0), &opts, &engine).unwrap();
-        (0..12)
-            .map(|s| {
-                let idx = Tensor::arange_start(
-                    s * 64,
-                    (s + 1) * 64,
-                    (Kind::Int64, Device::Cpu),
-                );
-                let src = train.src.index_select(0, &idx);
-                t.learn(&src, &train.tgt.index_select(0, &idx)).unwrap().0
-            })
-            .collect::<Vec<f64>>()
+        let mut t = engine::learner(config, cuda, &opts, &engine).unwrap();
+        common::losses_on_batches(&mut t, &train, 12, 64)
     };
     let (eager, graphed) = (run(false), run(true));
     for (step, (e, g)) in eager.iter().zip(&graphed).enumerate() {

@@ -8,8 +8,9 @@
 //! must agree to 1e-5 everywhere, padded positions included.
 //!
 //! The Python side needs `.venv` from `scripts/setup.sh`. Without it each case prints
-//! "skipped: ..." and passes, unless `PARITY_REQUIRE_TORCH=1` is set, in which case a
-//! missing PyTorch is an error.
+//! "skipped: ..." and passes on a learner's machine; under CI (`CI=true`, which CI
+//! services set and `.ci/run` exports) or with `PARITY_REQUIRE_TORCH=1`, a missing
+//! PyTorch fails the test, so the parity claim can never pass unchecked there.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -154,13 +155,9 @@ fn rust_and_pytorch_logits_agree(
 ) {
     let python = match python_with_torch() {
         Ok(p) => p,
-        Err(why)
-            if std::env::var("PARITY_REQUIRE_TORCH").as_deref() == Ok("1") =>
-        {
-            panic!("PARITY_REQUIRE_TORCH=1 but {why}")
-        }
         Err(why) => {
-            eprintln!("skipped: PyTorch parity test needs the venv from scripts/setup.sh: {why}");
+            let why = format!("the PyTorch parity test needs the venv from scripts/setup.sh: {why}");
+            common::skip_or_fail(&why, &["PARITY_REQUIRE_TORCH"], true);
             return;
         }
     };

@@ -1,12 +1,13 @@
 //! `--precision bf16` on the CPU: CPU autocast through the shim, the loss in
-//! fp32.
+//! fp32; and, on a GPU, CUDA autocast in bf16.
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
 use transformer_course::engine::{self, EngineOptions};
 use transformer_course::precision::Precision;
 use transformer_course::sys::{
     autocast_on, cpu_autocast_is_bf16, cpu_autocast_is_enabled,
-    cuda_autocast_is_enabled, set_cpu_autocast_bf16,
+    cuda_autocast_is_bf16, cuda_autocast_is_enabled, set_cpu_autocast_bf16,
+    set_cuda_autocast_bf16,
 };
 use transformer_course::train::{Learner, TrainOptions};
 
@@ -16,21 +17,47 @@ mod common;
 fn cpu_autocast_runs_matrix_products_in_bf16_and_switches_back() {
     let _switches = common::global_rng(); // autocast is process-wide per thread
     set_cpu_autocast_bf16().unwrap();
-    assert!(cpu_autocast_is_bf16());
+    assert!(cpu_autocast_is_bf16().unwrap());
     let a = Tensor::ones([3, 4], (Kind::Float, Device::Cpu));
     let b = Tensor::ones([4, 2], (Kind::Float, Device::Cpu));
     let on = autocast_on(Device::Cpu, true, || {
-        assert!(cpu_autocast_is_enabled());
-        assert!(!cuda_autocast_is_enabled(), "only the CPU's switch moves");
+        assert!(cpu_autocast_is_enabled().unwrap());
+        assert!(
+            !cuda_autocast_is_enabled().unwrap(),
+            "only the CPU's switch moves"
+        );
         // Nested regions restore the state of the one around them.
         let off = autocast_on(Device::Cpu, false, || a.matmul(&b));
         assert_eq!(off.kind(), Kind::Float);
-        assert!(cpu_autocast_is_enabled());
+        assert!(cpu_autocast_is_enabled().unwrap());
         a.matmul(&b)
     });
     assert_eq!(on.kind(), Kind::BFloat16);
-    assert!(!cpu_autocast_is_enabled());
+    assert!(!cpu_autocast_is_enabled().unwrap());
     assert_eq!(a.matmul(&b).kind(), Kind::Float);
+}
+
+/// The recipe's GPU precision: CUDA autocast in bf16, through the shim, while
+/// the CPU's switch stays off.
+#[test]
+fn cuda_autocast_runs_matrix_products_in_bf16() {
+    let Some(cuda) = common::cuda_or_skip("CUDA autocast") else {
+        return;
+    };
+    let _switches = common::global_rng();
+    set_cuda_autocast_bf16(true).unwrap();
+    assert!(cuda_autocast_is_bf16().unwrap());
+    let a = Tensor::ones([3, 4], (Kind::Float, cuda));
+    let on = autocast_on(cuda, true, || {
+        assert!(cuda_autocast_is_enabled().unwrap());
+        assert!(
+            !cpu_autocast_is_enabled().unwrap(),
+            "only CUDA's switch moves"
+        );
+        a.matmul(&a.tr())
+    });
+    assert_eq!(on.kind(), Kind::BFloat16);
+    assert!(!cuda_autocast_is_enabled().unwrap());
 }
 
 #[test]
@@ -40,7 +67,7 @@ fn cpu_autocast_is_switched_off_even_after_a_panic() {
         autocast_on(Device::Cpu, true, || panic!("inside the region"))
     });
     assert!(caught.is_err());
-    assert!(!cpu_autocast_is_enabled());
+    assert!(!cpu_autocast_is_enabled().unwrap());
 }
 
 #[test]
@@ -73,18 +100,11 @@ fn bf16_training_on_the_cpu_learns_and_differs_from_fp32() {
         };
         let mut t =
             engine::learner(config, Device::Cpu, &opts, &engine).unwrap();
-        let losses = (0..60)
-            .map(|s| {
-                let idx = Tensor::arange_start(
-                    s * 32,
-                    (s + 1) * 32,
-                    (Kind::Int64, Device::Cpu),
-                );
-                let src = train.src.index_select(0, &idx);
-                t.learn(&src, &train.tgt.index_select(0, &idx)).unwrap().0
-            })
-            .collect::<Vec<f64>>();
-        assert!(!cpu_autocast_is_enabled(), "the step left autocast on");
+        let losses = common::losses_on_batches(&mut t, &train, 60, 32);
+        assert!(
+            !cpu_autocast_is_enabled().unwrap(),
+            "the step left autocast on"
+        );
         // The weights and the optimizer stay fp32 whatever the forward ran in.
         assert!(t
             .trainer()

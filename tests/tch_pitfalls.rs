@@ -94,7 +94,9 @@ fn sdpa_bool_mask_is_the_opposite_of_ours(#[values(4, 9)] l: i64) {
 /// when the closure panics.
 #[test]
 fn autocast_switch_restores_the_previous_state() {
-    use transformer_course::sys::{autocast, cuda_autocast_is_enabled};
+    use transformer_course::sys::autocast;
+    let cuda_autocast_is_enabled =
+        || transformer_course::sys::cuda_autocast_is_enabled().unwrap();
     assert!(!cuda_autocast_is_enabled());
     let inside = autocast(true, || {
         let nested_off = autocast(false, cuda_autocast_is_enabled);
@@ -126,11 +128,10 @@ fn attention_weights_stay_fp32_under_autocast() {
     let x = Tensor::rand([2, 5, 16], (Kind::Float, Device::Cpu));
     let (_, w) = autocast(true, || m.forward(&x, &x, &x, None, false));
     assert_eq!(w.kind(), Kind::Float, "CPU weights");
-    if !tch::Cuda::is_available() {
-        eprintln!("no CUDA here: the autocast half of this test runs on a GPU machine");
+    let Some(cuda) = common::cuda_or_skip("the autocast half of this test")
+    else {
         return;
-    }
-    let cuda = Device::Cuda(0);
+    };
     let (_vs, m) = mha(16, 2, cuda);
     let x = x.to_device(cuda);
     set_cuda_autocast_bf16(true).unwrap();

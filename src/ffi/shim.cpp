@@ -1,8 +1,17 @@
 // The few libtorch calls that tch 0.24 does not expose. Compiled by build.rs
 // against the headers of the same libtorch that tch links, and called from
-// src/sys.rs. Every function catches C++ exceptions: an exception crossing into
-// Rust is undefined behaviour, so failures come back as a negative return value
-// instead.
+// src/sys.rs.
+//
+// The boundary's rules, kept by every function below:
+// * Every function is `noexcept` and catches everything: a C++ exception that
+//   unwinds into Rust is undefined behaviour, and `noexcept` turns one that slips
+//   through a missing catch into std::terminate instead.
+// * A failure returns -1 (or a null pointer) and leaves libtorch's own sentence,
+//   without its C++ backtrace, for course_last_error(), kept per thread.
+// * A query answers 1 (yes) or 0 (no), so that "no" and "failed" never look the
+//   same; values come back through an out-parameter.
+// * Recording the error cannot throw either: if copying the message runs out of
+//   memory, a fixed sentence says so.
 #include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/autocast_mode.h>
@@ -24,135 +33,26 @@
 #include <utility>
 #include <vector>
 
-extern "C" {
-
-// ANCHOR: bf16
-// tch::autocast turns CUDA autocast on but always in its default fp16; this
-// picks bf16, the precision the course trains in (same exponent range as fp32,
-// so no loss scaling).
-int course_set_cuda_autocast_bf16(int bf16) {
-  try {
-    auto dtype = bf16 ? at::kBFloat16 : at::kHalf;
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-    return 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// ANCHOR_END: bf16
-
-// ANCHOR: autocast
-// tch::autocast goes through at::autocast::set_enabled / is_enabled, which
-// libtorch 2.11 deprecates with a warning on every call (five lines per
-// training step). These use the per-device API instead and do the same
-// bookkeeping: remember the old state, count the nesting, and drop the cache
-// of cast weights when the outermost region closes.
-// Returns the previous state (0/1), or -1 on error.
-int course_cuda_autocast_enter(int enabled) {
-  try {
-    int previous = at::autocast::is_autocast_enabled(at::kCUDA) ? 1 : 0;
-    at::autocast::set_autocast_enabled(at::kCUDA, enabled != 0);
-    at::autocast::increment_nesting();
-    return previous;
-  } catch (...) {
-    return -1;
-  }
-}
-
-int course_cuda_autocast_exit(int previous) {
-  try {
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_autocast_enabled(at::kCUDA, previous != 0);
-    return 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// ANCHOR_END: autocast
-
-int course_cuda_autocast_is_enabled() {
-  try {
-    return at::autocast::is_autocast_enabled(at::kCUDA) ? 1 : 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// 1 for bf16, 0 for fp16, -1 on error.
-int course_cuda_autocast_is_bf16() {
-  try {
-    auto dtype = at::autocast::get_autocast_dtype(at::kCUDA);
-    return dtype == at::kBFloat16 ? 1 : 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// ANCHOR: tf32
-// PyTorch's torch.backends.cuda.matmul.allow_tf32 and
-// torch.backends.cudnn.allow_tf32.
-int course_set_allow_tf32(int allow) {
-  try {
-    at::globalContext().setAllowTF32CuBLAS(allow != 0);
-    at::globalContext().setAllowTF32CuDNN(allow != 0);
-    return 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// ANCHOR_END: tf32
-
-int course_allow_tf32() {
-  try {
-    return at::globalContext().allowTF32CuBLAS() ? 1 : 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// Peak bytes handed out by the accelerator's caching allocator since the last
-// reset, the number torch.cuda.max_memory_allocated() reports. -1 without an
-// accelerator.
-int64_t course_accelerator_peak_allocated(int device) {
-  try {
-    if (!at::accelerator::getAccelerator(false).has_value()) return -1;
-    auto index = static_cast<c10::DeviceIndex>(device);
-    auto stats = at::accelerator::getDeviceStats(index);
-    auto all = c10::CachingAllocator::StatType::AGGREGATE;
-    return stats.allocated_bytes[static_cast<size_t>(all)].peak;
-  } catch (...) {
-    return -1;
-  }
-}
-
-int course_accelerator_reset_peak(int device) {
-  try {
-    if (!at::accelerator::getAccelerator(false).has_value()) return -1;
-    at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
-    return 0;
-  } catch (...) {
-    return -1;
-  }
-}
-
-// -----------------------------------------------------------------------------
-// The functions below report failures through course_last_error(): one
-// sentence, kept per thread, without libtorch's C++ backtrace.
-
 extern "C++" {
-static thread_local std::string last_error;
+namespace {
+thread_local std::string last_error;
+// Set instead of last_error when even copying the message failed.
+thread_local const char* last_error_fixed = nullptr;
 
-static int fail(const char* what) {
-  last_error = what;
+int fail(const char* what) noexcept {
+  try {
+    last_error.assign(what != nullptr ? what : "(no message)");
+    last_error_fixed = nullptr;
+  } catch (...) {
+    last_error_fixed = "out of memory while recording a libtorch error";
+  }
   return -1;
 }
 
-// Runs `body` (which returns an int >= 0) and turns any C++ exception into -1.
+// Runs `body` (which returns an int >= 0) and turns any C++ exception into -1
+// with its message.
 template <class Body>
-static int guarded(Body&& body) {
+int guarded(Body&& body) noexcept {
   try {
     return body();
   } catch (const c10::Error& e) {
@@ -163,9 +63,107 @@ static int guarded(Body&& body) {
     return fail("unknown C++ exception in the shim");
   }
 }
+}  // namespace
 }  // extern "C++"
 
-const char* course_last_error() { return last_error.c_str(); }
+extern "C" {
+
+const char* course_last_error() noexcept {
+  return last_error_fixed != nullptr ? last_error_fixed : last_error.c_str();
+}
+
+// ANCHOR: bf16
+// tch::autocast turns CUDA autocast on but always in its default fp16; this
+// picks bf16, the precision the course trains in (same exponent range as fp32,
+// so no loss scaling).
+int course_set_cuda_autocast_bf16(int bf16) noexcept {
+  return guarded([&] {
+    auto dtype = bf16 ? at::kBFloat16 : at::kHalf;
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+    return 0;
+  });
+}
+// ANCHOR_END: bf16
+
+// ANCHOR: autocast
+// tch::autocast goes through at::autocast::set_enabled / is_enabled, which
+// libtorch 2.11 deprecates with a warning on every call (five lines per
+// training step). These use the per-device API instead and do the same
+// bookkeeping: remember the old state, count the nesting, and drop the cache
+// of cast weights when the outermost region closes.
+// Returns the previous state (0/1), or -1 on error.
+int course_cuda_autocast_enter(int enabled) noexcept {
+  return guarded([&] {
+    int previous = at::autocast::is_autocast_enabled(at::kCUDA) ? 1 : 0;
+    at::autocast::set_autocast_enabled(at::kCUDA, enabled != 0);
+    at::autocast::increment_nesting();
+    return previous;
+  });
+}
+
+int course_cuda_autocast_exit(int previous) noexcept {
+  return guarded([&] {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(at::kCUDA, previous != 0);
+    return 0;
+  });
+}
+// ANCHOR_END: autocast
+
+int course_cuda_autocast_is_enabled() noexcept {
+  return guarded([&] {
+    return at::autocast::is_autocast_enabled(at::kCUDA) ? 1 : 0;
+  });
+}
+
+// 1 for bf16, 0 for any other dtype (fp16 by default).
+int course_cuda_autocast_is_bf16() noexcept {
+  return guarded([&] {
+    auto dtype = at::autocast::get_autocast_dtype(at::kCUDA);
+    return dtype == at::kBFloat16 ? 1 : 0;
+  });
+}
+
+// ANCHOR: tf32
+// PyTorch's torch.backends.cuda.matmul.allow_tf32 and
+// torch.backends.cudnn.allow_tf32.
+int course_set_allow_tf32(int allow) noexcept {
+  return guarded([&] {
+    at::globalContext().setAllowTF32CuBLAS(allow != 0);
+    at::globalContext().setAllowTF32CuDNN(allow != 0);
+    return 0;
+  });
+}
+// ANCHOR_END: tf32
+
+int course_allow_tf32() noexcept {
+  return guarded([&] {
+    return at::globalContext().allowTF32CuBLAS() ? 1 : 0;
+  });
+}
+
+// Peak bytes handed out by the accelerator's caching allocator since the last
+// reset, the number torch.cuda.max_memory_allocated() reports, into `*peak`.
+// 1 when written, 0 without an accelerator.
+int course_accelerator_peak_allocated(int device, int64_t* peak) noexcept {
+  return guarded([&] {
+    if (!at::accelerator::getAccelerator(false).has_value()) return 0;
+    auto index = static_cast<c10::DeviceIndex>(device);
+    auto stats = at::accelerator::getDeviceStats(index);
+    auto all = c10::CachingAllocator::StatType::AGGREGATE;
+    *peak = stats.allocated_bytes[static_cast<size_t>(all)].peak;
+    return 1;
+  });
+}
+
+// 1 when the peak was reset, 0 without an accelerator.
+int course_accelerator_reset_peak(int device) noexcept {
+  return guarded([&] {
+    if (!at::accelerator::getAccelerator(false).has_value()) return 0;
+    at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
+    return 1;
+  });
+}
 
 extern "C++" {
 // tch's Tensor is a pointer to a heap-allocated at::Tensor (torch-sys's
@@ -180,7 +178,6 @@ static std::vector<at::Tensor> tensors(void* const* ptrs, int64_t n) {
 }
 }  // extern "C++"
 
-// ANCHOR: fused_adam
 // One Adam step for every parameter that has a gradient, in the few
 // multi-tensor kernels of at::_fused_adam_ (what PyTorch runs for
 // Adam(fused=True)) instead of torch::optim::Adam's handful of kernels per
@@ -192,7 +189,8 @@ static std::vector<at::Tensor> tensors(void* const* ptrs, int64_t n) {
 int course_fused_adam_step(void* const* params, void* const* exp_avgs,
                            void* const* exp_avg_sqs, int64_t n, void* step,
                            double lr, void* lr_tensor, double beta1,
-                           double beta2, double eps, double weight_decay) {
+                           double beta2, double eps,
+                           double weight_decay) noexcept {
   return guarded([&] {
     at::NoGradGuard no_grad;  // the update is not itself differentiated
     auto all_p = tensors(params, n);
@@ -223,12 +221,11 @@ int course_fused_adam_step(void* const* params, void* const* exp_avgs,
     return 0;
   });
 }
-// ANCHOR_END: fused_adam
 
 // optimizer.zero_grad(set_to_none=True): drops the gradients instead of
 // writing zeros into them, so the next backward pass allocates them afresh (no
 // kernel at all).
-int course_set_grads_to_none(void* const* params, int64_t n) {
+int course_set_grads_to_none(void* const* params, int64_t n) noexcept {
   return guarded([&] {
     for (int64_t i = 0; i < n; ++i) {
       static_cast<at::Tensor*>(params[i])->mutable_grad().reset();
@@ -240,7 +237,7 @@ int course_set_grads_to_none(void* const* params, int64_t n) {
 // ANCHOR: cpu_autocast
 // The CPU twin of course_cuda_autocast_enter/exit: the same bookkeeping on
 // the CPU's own autocast switch, which libtorch keeps apart from CUDA's.
-int course_cpu_autocast_enter(int enabled) {
+int course_cpu_autocast_enter(int enabled) noexcept {
   return guarded([&] {
     int previous = at::autocast::is_autocast_enabled(at::kCPU) ? 1 : 0;
     at::autocast::set_autocast_enabled(at::kCPU, enabled != 0);
@@ -249,7 +246,7 @@ int course_cpu_autocast_enter(int enabled) {
   });
 }
 
-int course_cpu_autocast_exit(int previous) {
+int course_cpu_autocast_exit(int previous) noexcept {
   return guarded([&] {
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
     at::autocast::set_autocast_enabled(at::kCPU, previous != 0);
@@ -258,7 +255,7 @@ int course_cpu_autocast_exit(int previous) {
 }
 // ANCHOR_END: cpu_autocast
 
-int course_cpu_autocast_is_enabled() {
+int course_cpu_autocast_is_enabled() noexcept {
   return guarded([&] {
     return at::autocast::is_autocast_enabled(at::kCPU) ? 1 : 0;
   });
@@ -266,14 +263,14 @@ int course_cpu_autocast_is_enabled() {
 
 // libtorch's CPU autocast already defaults to bf16; set it anyway so that the
 // recipe does not depend on a default.
-int course_set_cpu_autocast_bf16() {
+int course_set_cpu_autocast_bf16() noexcept {
   return guarded([&] {
     at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
     return 0;
   });
 }
 
-int course_cpu_autocast_is_bf16() {
+int course_cpu_autocast_is_bf16() noexcept {
   return guarded([&] {
     auto dtype = at::autocast::get_autocast_dtype(at::kCPU);
     return dtype == at::kBFloat16 ? 1 : 0;
@@ -282,7 +279,7 @@ int course_cpu_autocast_is_bf16() {
 
 // Returns the previous setting (0/1). The cache keeps the bf16 copies of the
 // weights for the length of an autocast region.
-int course_set_autocast_cache_enabled(int enabled) {
+int course_set_autocast_cache_enabled(int enabled) noexcept {
   return guarded([&] {
     int previous = at::autocast::is_autocast_cache_enabled() ? 1 : 0;
     at::autocast::set_autocast_cache_enabled(enabled != 0);
@@ -291,7 +288,6 @@ int course_set_autocast_cache_enabled(int enabled) {
 }
 
 // -----------------------------------------------------------------------------
-// ANCHOR: side_stream
 // Streams through c10's device-generic interface, which needs no CUDA header:
 // a side stream from libtorch's pool, made current for a while, ordered after
 // the work already queued on the previous stream and before what comes after.
@@ -303,26 +299,26 @@ struct CourseSideStream {
   c10::Device previous_device;
 };
 
-void* course_side_stream_new(int device) {
-  try {
+// Null on failure.
+void* course_side_stream_new(int device) noexcept {
+  CourseSideStream* made = nullptr;
+  guarded([&] {
     c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
     auto index = static_cast<c10::DeviceIndex>(device);
     auto dev = c10::Device(c10::DeviceType::CUDA, index);
     auto side = impl.getStreamFromGlobalPool(dev, /*isHighPriority=*/false);
-    return new CourseSideStream{side, side, dev};
-  } catch (const c10::Error& e) {
-    fail(e.what_without_backtrace());
-  } catch (...) {
-    fail("could not get a CUDA stream from libtorch's pool");
-  }
-  return nullptr;
+    made = new CourseSideStream{side, side, dev};
+    return 0;
+  });
+  return made;
 }
 
-void course_side_stream_free(void* s) {
+// The struct holds plain values: deleting it cannot throw.
+void course_side_stream_free(void* s) noexcept {
   delete static_cast<CourseSideStream*>(s);
 }
 
-int course_side_stream_enter(void* s) {
+int course_side_stream_enter(void* s) noexcept {
   return guarded([&] {
     auto* st = static_cast<CourseSideStream*>(s);
     c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
@@ -335,7 +331,7 @@ int course_side_stream_enter(void* s) {
   });
 }
 
-int course_side_stream_exit(void* s) {
+int course_side_stream_exit(void* s) noexcept {
   return guarded([&] {
     auto* st = static_cast<CourseSideStream*>(s);
     c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
@@ -348,17 +344,15 @@ int course_side_stream_exit(void* s) {
   });
 }
 
-int course_cuda_synchronize(int device) {
+int course_cuda_synchronize(int device) noexcept {
   return guarded([&] {
     c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
     impl.synchronizeDevice(static_cast<c10::DeviceIndex>(device));
     return 0;
   });
 }
-// ANCHOR_END: side_stream
 
 // -----------------------------------------------------------------------------
-// ANCHOR: cuda_graph
 // at::cuda::CUDAGraph, found at run time. Its header pulls in the CUDA
 // runtime's headers, and the PyPI wheel ships them incomplete (no
 // crt/host_config.h), so this file cannot include it. The class has no virtual
@@ -415,40 +409,43 @@ constexpr std::align_val_t kGraphAlign{64};
 }  // namespace
 }  // extern "C++"
 
-// 1 when this libtorch has CUDA graphs, else 0 (and course_last_error says
-// why).
-int course_cuda_graph_available() {
-  const char* missing = graph_api().missing;
-  if (missing == nullptr) return 1;
-  last_error = std::string("this libtorch has no CUDA graphs (") + missing +
-               " not found)";
-  return 0;
+// 1 when this libtorch has CUDA graphs; 0 when it has not, with the reason
+// for course_last_error (a "no", not a failure); -1 on failure.
+int course_cuda_graph_available() noexcept {
+  return guarded([&] {
+    const char* missing = graph_api().missing;
+    if (missing == nullptr) return 1;
+    std::string why = "this libtorch has no CUDA graphs (";
+    why += missing;
+    why += " not found)";
+    fail(why.c_str());
+    return 0;
+  });
 }
 
-void* course_cuda_graph_new() {
-  if (!course_cuda_graph_available()) return nullptr;
+// Null on failure, and when this libtorch has no CUDA graphs.
+void* course_cuda_graph_new() noexcept {
+  if (course_cuda_graph_available() != 1) return nullptr;
   void* storage = nullptr;
-  try {
+  int status = guarded([&] {
     storage = ::operator new(kGraphStorage, kGraphAlign);
     std::memset(storage, 0, kGraphStorage);
     graph_api().ctor(storage, /*keep_graph=*/false);
-    return storage;
-  } catch (const c10::Error& e) {
-    fail(e.what_without_backtrace());
-  } catch (...) {
-    fail("could not create a CUDA graph");
-  }
+    return 0;
+  });
+  if (status == 0) return storage;
   if (storage != nullptr) ::operator delete(storage, kGraphAlign);
   return nullptr;
 }
 
-void course_cuda_graph_free(void* g) {
+void course_cuda_graph_free(void* g) noexcept {
   if (g == nullptr) return;
-  try {
+  // A destructor that throws leaves nothing to do but record why; the storage
+  // still goes.
+  guarded([&] {
     graph_api().dtor(g);
-  } catch (...) {
-    // Nothing to do about a destructor that throws; the storage still goes.
-  }
+    return 0;
+  });
   ::operator delete(g, kGraphAlign);
 }
 
@@ -459,7 +456,7 @@ void course_cuda_graph_free(void* g) {
 // behaviour; PyTorch's main branch has since moved the registration out of
 // capture_begin. On an upgrade, re-check it, and these symbol names, with
 // bench_train --check-graph-rng.)
-int course_cuda_graph_capture_begin(void* g) {
+int course_cuda_graph_capture_begin(void* g) noexcept {
   return guarded([&] {
     graph_api().capture_begin(g, MempoolId{0, 0}, kCaptureModeGlobal);
     return 0;
@@ -467,7 +464,7 @@ int course_cuda_graph_capture_begin(void* g) {
 }
 
 // Ends the capture and instantiates the graph (keep_graph = false).
-int course_cuda_graph_capture_end(void* g) {
+int course_cuda_graph_capture_end(void* g) noexcept {
   return guarded([&] {
     graph_api().capture_end(g);
     return 0;
@@ -475,12 +472,11 @@ int course_cuda_graph_capture_end(void* g) {
 }
 
 // Launches the whole captured graph on the current stream.
-int course_cuda_graph_replay(void* g) {
+int course_cuda_graph_replay(void* g) noexcept {
   return guarded([&] {
     graph_api().replay(g);
     return 0;
   });
 }
-// ANCHOR_END: cuda_graph
 
 }  // extern "C"

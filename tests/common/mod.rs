@@ -66,3 +66,35 @@ pub fn losses_on_batches(
         })
         .collect()
 }
+
+/// What a test does when something it needs is missing. Locally it prints
+/// `skipped: WHY` (shown with `cargo test -- --nocapture`, and in the output of a
+/// failing run) and the test passes. Where the claim must be checked, it fails
+/// instead: when one of `force` is set to 1, or, if `under_ci`, when CI=true (what
+/// CI services set).
+pub fn skip_or_fail(why: &str, force: &[&str], under_ci: bool) {
+    let set = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
+    let ci = under_ci && std::env::var("CI").is_ok_and(|v| v == "true");
+    if let Some(var) = force.iter().find(|v| set(v)) {
+        panic!("{var}=1, so this test must run, but: {why}");
+    }
+    if ci {
+        panic!("CI=true, so this test must run, but: {why}");
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// The GPU for the CUDA half of a test, or None after saying `skipped: no GPU`.
+/// With COURSE_REQUIRE_GPU=1 (scripts/gpu-fast-path.sh --require-gpu sets it) a
+/// missing GPU fails the test instead. `what` names the part that needs the GPU.
+pub fn cuda_or_skip(what: &str) -> Option<Device> {
+    if tch::Cuda::is_available() {
+        return Some(Device::Cuda(0));
+    }
+    skip_or_fail(
+        &format!("no GPU ({what} runs on CUDA only)"),
+        &["COURSE_REQUIRE_GPU"],
+        false,
+    );
+    None
+}

@@ -92,6 +92,59 @@ pub fn unpaired(text: &str) -> Vec<(usize, String)> {
     problems
 }
 
+/// Each `ANCHOR: name` marker: (name, 1-based line), in order.
+pub fn openings(text: &str) -> Vec<(&str, usize)> {
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for m in markers(line).into_iter().filter(|m| !m.end) {
+            found.push((m.name, i + 1));
+        }
+    }
+    found
+}
+
+/// Markers on a line with code before them: (1-based line, message). rustfmt
+/// moves a comment that follows code onto the code's line (`x } // ANCHOR_END:
+/// a`), and mdBook leaves every marker line out of a listing, so that code
+/// would silently vanish from the book.
+pub fn behind_code(text: &str) -> Vec<(usize, String)> {
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(first) = markers(line).into_iter().next() else {
+            continue;
+        };
+        let at = line.find("ANCHOR").unwrap_or(0);
+        let before = &line[..at];
+        // The code is what comes before the comment that holds the marker.
+        let code = before.rfind("//").map_or(before, |c| &before[..c]).trim();
+        let comment = ["//", "/*", "*"].iter().any(|c| code.starts_with(c));
+        if code.is_empty() || comment {
+            continue;
+        }
+        let tag = if first.end { "ANCHOR_END" } else { "ANCHOR" };
+        problems.push((
+            i + 1,
+            format!(
+                "`{tag}: {}` shares its line with code (`{code}`), which mdBook \
+                 leaves out of the listing: put the marker on a line of its own",
+                first.name
+            ),
+        ));
+    }
+    problems
+}
+
+/// Whether `name` is an exercise id, `exNN_name`.
+pub fn is_exercise_id(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() > 5
+        && name.starts_with("ex")
+        && b[2].is_ascii_digit()
+        && b[3].is_ascii_digit()
+        && b[4] == b'_'
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
 /// One exercise region of a source file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Exercise {
@@ -127,14 +180,7 @@ fn exercise_marker<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
         .strip_prefix("// ")?
         .strip_prefix(tag)?
         .trim();
-    let b = rest.as_bytes();
-    let ok = b.len() > 5
-        && rest.starts_with("ex")
-        && b[2].is_ascii_digit()
-        && b[3].is_ascii_digit()
-        && b[4] == b'_'
-        && rest.chars().all(|c| c.is_alphanumeric() || c == '_');
-    ok.then_some(rest)
+    is_exercise_id(rest).then_some(rest)
 }
 
 /// Reads the exercise regions of `text` (`what` names it in errors). Regions must
@@ -237,6 +283,27 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].1.contains("ANCHOR: a"));
         assert!(problems[1].1.contains("ANCHOR_END: b"));
+    }
+
+    #[test]
+    fn markers_behind_code_are_found() {
+        let text = "fn f() {\n    1 } // ANCHOR_END: a\nlet s = 2; // ANCHOR: b\n    // ANCHOR: c\n//! between `// ANCHOR: x` and `// ANCHOR_END: x`\n/* ANCHOR: d */\n";
+        let found = behind_code(text);
+        let lines: Vec<usize> = found.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [2, 3], "{found:?}");
+        assert!(found[0]
+            .1
+            .contains("`ANCHOR_END: a` shares its line with code (`1 }`)"));
+        assert!(found[1].1.contains("`ANCHOR: b`"));
+        assert_eq!(openings(text), [("b", 3), ("c", 4), ("x", 5), ("d", 6)]);
+    }
+
+    #[test]
+    fn exercise_ids() {
+        assert!(is_exercise_id("ex07_weight_on_pad"));
+        assert!(!is_exercise_id("ex7_weight"));
+        assert!(!is_exercise_id("mha_forward"));
+        assert!(!is_exercise_id("ex07_"));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The course's tooling, run as `cargo xtask <command>` (an alias in
 //! `.cargo/config.toml`). One parser of the `ANCHOR` regions serves the book check,
-//! the student edition and the exercise tools.
+//! the student edition and the exercise tools; one parser of `cargo test`'s output
+//! (`progress`) serves the progress table, the mutants and the student-edition check.
 pub mod anchors;
+pub mod book;
 pub mod catalog;
 pub mod mutants;
 pub mod progress;

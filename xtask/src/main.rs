@@ -3,8 +3,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
-use xtask::{catalog, mutants, progress, student, workspace_root};
+use anyhow::{bail, Context, Result};
+use xtask::{book, catalog, mutants, progress, student, workspace_root};
 
 const HELP: &str = "\
 cargo xtask <command>
@@ -29,6 +29,14 @@ cargo xtask <command>
                          and a todo!()
   blank DIR              blank every exercise region of the .rs files under DIR,
                          in place
+  check-book [BOOK_DIR]  check the book (default: book/) against the code: every
+                         include, anchor, image, output header and SUMMARY entry,
+                         anchors that no page includes, and markers that share a
+                         line with code. Exits non-zero on any problem
+  check-student-log LOG  read LOG, the output of `cargo test --no-fail-fast` in a
+                         student edition (scripts/check-student-edition.sh), and
+                         check the edition's promise: every exercise test fails at
+                         its todo!(), every other test passes
   help                   this text
 ";
 
@@ -42,6 +50,13 @@ fn main() -> ExitCode {
         ["student-edition", dest] => {
             student_edition(PathBuf::from(dest)).map(|()| true)
         }
+        ["check-book"] => {
+            Ok(book::check_book_command(&workspace_root().join("book")))
+        }
+        ["check-book", dir] => {
+            Ok(book::check_book_command(&absolute(PathBuf::from(dir))))
+        }
+        ["check-student-log", log] => check_student_log(&PathBuf::from(log)),
         ["blank", dir] => student::blank_dir(&PathBuf::from(dir)).map(|n| {
             println!("blanked {n} exercise regions under {dir}");
             true
@@ -104,4 +119,42 @@ fn student_edition(dest: PathBuf) -> Result<()> {
     );
     println!("next: cd {shown} && cargo xtask progress");
     Ok(())
+}
+
+/// `dir` against the folder the command was started in.
+fn absolute(dir: PathBuf) -> PathBuf {
+    std::path::absolute(&dir).unwrap_or(dir)
+}
+
+fn check_student_log(log: &std::path::Path) -> Result<bool> {
+    let text = std::fs::read_to_string(log)
+        .with_context(|| format!("cannot read {}", log.display()))?;
+    let root = workspace_root();
+    let tests = root.join("exercises/tests");
+    let files = std::fs::read_dir(&tests)
+        .with_context(|| format!("cannot list {}", tests.display()))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| {
+            n.strip_prefix("exercises_ch")
+                .and_then(|n| n.strip_suffix(".rs"))
+                .is_some_and(|nn| {
+                    nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit())
+                })
+        })
+        .count();
+    let run = progress::parse_test_output(&text);
+    match progress::student_edition_verdict(&run, files) {
+        Ok(summary) => {
+            println!("{summary}");
+            Ok(true)
+        }
+        Err(problems) => {
+            eprintln!(
+                "check-student-edition: the student edition does not behave as \
+                 promised:\n  {}",
+                problems.join("\n  ")
+            );
+            Ok(false)
+        }
+    }
 }

@@ -410,6 +410,86 @@ pub fn other_tests_line(run: &TestRun, ok: bool) -> String {
     )
 }
 
+/// Whether `binary` is an exercise test file's, `exercises_chNN`.
+fn is_exercise_binary(binary: &str) -> bool {
+    binary.strip_prefix("exercises_ch").is_some_and(|nn| {
+        nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// What a fresh student edition promises of its `cargo test --no-fail-fast`: every
+/// test of the `exercise_files` files exercises/tests/exercises_chNN.rs runs and fails
+/// at an exercise's `todo!()`, and every other test passes (or is ignored). Returns
+/// the summary line, or every broken promise.
+pub fn student_edition_verdict(
+    run: &TestRun,
+    exercise_files: usize,
+) -> Result<String, Vec<String>> {
+    let mut problems = Vec::new();
+    if let Some(e) = &run.compile_error {
+        problems.push(format!("something did not compile: {e}"));
+    }
+    let (mut failed, mut passed, mut ignored) = (0, 0, 0);
+    let mut exercise_binaries = std::collections::BTreeSet::new();
+    for r in &run.results {
+        let exercise = is_exercise_binary(&r.binary);
+        if exercise {
+            exercise_binaries.insert(r.binary.as_str());
+        }
+        let at = format!("{} {}", r.binary, r.name);
+        match (r.outcome, exercise) {
+            (Outcome::Ok, true) => {
+                problems.push(format!("passes, but is an exercise test: {at}"))
+            }
+            (Outcome::Ok, false) => passed += 1,
+            (Outcome::Failed, true) => {
+                failed += 1;
+                let message =
+                    run.panics.get(&r.name).map_or("", String::as_str);
+                if todo_region(message).is_none() {
+                    problems.push(format!(
+                        "fails, but not at an exercise todo!(): {at}"
+                    ));
+                }
+            }
+            (Outcome::Failed, false) => problems.push(format!("fails: {at}")),
+            (Outcome::Ignored, _) => ignored += 1,
+        }
+    }
+    for b in &run.crashed {
+        problems.push(format!(
+            "{b} crashed before reporting (a signal or an abort)"
+        ));
+    }
+    if exercise_binaries.len() != exercise_files {
+        problems.push(format!(
+            "ran {} exercise test files, expected {exercise_files}",
+            exercise_binaries.len()
+        ));
+    }
+    if failed == 0 {
+        problems.push(
+            "no exercise test failed, although every exercise should be todo!()"
+                .into(),
+        );
+    }
+    if passed == 0 {
+        problems.push("no other test ran".into());
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let extra = if ignored > 0 {
+        format!(" ({ignored} ignored)")
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        "student edition: {failed} exercise tests fail as intended, {passed} other \
+         tests pass{extra}"
+    ))
+}
+
 /// Runs `cmd` with stdout and stderr going into one pipe, so that cargo's
 /// `Running …` lines (stderr) stay in order with the test results (stdout).
 /// Returns (success, the output).
@@ -737,6 +817,34 @@ error: 4 targets failed:
             "a failing exercise comes first: {table}"
         );
         assert!(table.contains("cargo test --test exercises_ch02 ex02_c"));
+    }
+
+    #[test]
+    fn the_student_edition_verdict_names_every_broken_promise() {
+        let problems = student_edition_verdict(&parse_test_output(RUN), 5)
+            .expect_err("RUN breaks the promises");
+        let has = |words: &str| problems.iter().any(|p| p.contains(words));
+        assert!(has("passes, but is an exercise test: exercises_ch01 ex01_learned_new_makes_a_trained_table"), "{problems:?}");
+        assert!(has("fails, but not at an exercise todo!(): exercises_ch07 ex07_encoder_lookahead_measures_real_changes"), "{problems:?}");
+        assert!(
+            !has("ex01_table_by_loops"),
+            "it fails at its todo!(): {problems:?}"
+        );
+        assert!(has("exercises_ch08 crashed"), "{problems:?}");
+        assert!(has("ran 3 exercise test files, expected 5"), "{problems:?}");
+        assert!(has("no other test ran"), "{problems:?}");
+
+        let good = "     Running tests/data.rs (target/debug/deps/data-1)\n\
+                    test a ... ok\ntest b ... ignored\n\
+                    \x20    Running tests/exercises_ch01.rs (target/debug/deps/exercises_ch01-2)\n\
+                    test ex01_a_works ... FAILED\n\
+                    ---- ex01_a_works stdout ----\n\
+                    thread 'ex01_a_works' panicked at exercises/src/ch01_embedding.rs:3:5:\n\
+                    not yet implemented: exercise ex01_a: see the book, chapter 01\n";
+        assert_eq!(
+            student_edition_verdict(&parse_test_output(good), 1),
+            Ok("student edition: 1 exercise tests fail as intended, 1 other tests pass (1 ignored)".into())
+        );
     }
 
     #[test]

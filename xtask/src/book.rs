@@ -1,0 +1,701 @@
+//! `cargo xtask check-book`: keeps the book honest, without mdbook installed.
+//!
+//! The book shows code only through `{{#include FILE:ANCHOR}}` regions of src/ and
+//! chapters/, and program output only through files that scripts/regen-outputs.sh wrote.
+//! Both go stale silently: mdbook renders a missing anchor as nothing at all. The check
+//! reads every page under book/src and the code the book may include, and reports, each
+//! with its file and line:
+//!
+//! * an `{{#include}}` / `{{#rustdoc_include}}` whose file does not exist, or whose
+//!   anchor is missing or encloses nothing, or whose region is wider than the page;
+//! * an `ANCHOR: x` in the code (src/, chapters/, exercises/src/, scripts/, tests/)
+//!   without its `ANCHOR_END: x`, or the other way round;
+//! * a marker that shares its line with code (rustfmt moves a comment behind the code
+//!   before it): mdBook drops every marker line, so that code would vanish from the
+//!   listing;
+//! * an anchor whose region is empty;
+//! * an anchor that no page of the book includes (a leftover of a moved listing). A
+//!   page of the book is one SUMMARY.md lists, or one such a page includes: the
+//!   exercise pages under exercises/ count, because the chapters include them. The
+//!   exercise regions `exNN_name` of exercises/src are markers for the student edition
+//!   and the progress table, not listings, and are not required to be included;
+//! * an image `![..](path)` whose file does not exist;
+//! * an included file under outputs/ whose first line is not `$ <command>` naming a
+//!   binary that has a source file chapters/<bin>.rs, or whose second line does not say
+//!   which device, libtorch and date made it (`# device: cpu (...) · libtorch 2.11.0 ·
+//!   2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come from `cuda`, every
+//!   other one from `cpu`;
+//! * a chapter page NN_*.md that includes no outputs/ file although a chapter binary
+//!   chapters/NN_*.rs exists;
+//! * a SUMMARY.md entry whose page does not exist.
+//!
+//! The checks are plain functions of a book root, so xtask/tests/book_check.rs also runs
+//! them on fixtures: a broken book must have each problem reported, a good one none.
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use crate::anchors;
+
+/// One thing wrong, where it is.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Relative to the folder that holds the book, when inside it.
+    pub file: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
+    }
+}
+
+/// Where things are: `book_root` holds book.toml and src/; the code (src/, chapters/)
+/// sits in its parent, as in this repository.
+struct Layout {
+    book_src: PathBuf,
+    code_root: PathBuf,
+}
+
+impl Layout {
+    fn new(book_root: &Path) -> Layout {
+        let book_root = normalize(book_root);
+        let code_root = book_root
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Layout {
+            book_src: book_root.join("src"),
+            code_root,
+        }
+    }
+
+    /// A path as the messages show it: relative to the code root when inside it.
+    fn show(&self, p: &Path) -> PathBuf {
+        p.strip_prefix(&self.code_root)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+
+    fn problem(&self, file: &Path, line: usize, message: String) -> Problem {
+        Problem {
+            file: self.show(file),
+            line,
+            message,
+        }
+    }
+}
+
+/// Runs every check on the book at `book_root` (the folder with book.toml).
+pub fn check_book(book_root: &Path) -> Vec<Problem> {
+    let layout = Layout::new(book_root);
+    let mut problems = Vec::new();
+    let mut anchors = AnchorCache::default();
+    for page in files_with_extension(&layout.book_src, "md") {
+        check_page(&layout, &page, &mut anchors, &mut problems);
+    }
+    check_summary(&layout, &mut problems);
+    let used = included_anchors(&layout);
+    check_code_anchors(&layout, &used, &mut problems);
+    problems
+}
+
+/// The problems, one per line, indented.
+pub fn report(problems: &[Problem]) -> String {
+    problems.iter().map(|p| format!("  {p}\n")).collect()
+}
+
+/// `cargo xtask check-book [BOOK_DIR]`: prints what is wrong; true when nothing is.
+pub fn check_book_command(book_root: &Path) -> bool {
+    let problems = check_book(book_root);
+    if problems.is_empty() {
+        println!("book check: {} has no problems", book_root.display());
+        true
+    } else {
+        eprint!(
+            "book check: {} problem(s) in {}:\n{}",
+            problems.len(),
+            book_root.display(),
+            report(&problems)
+        );
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Pages
+
+/// `{{#include ...}}` and friends on one line: (column, directive, argument).
+pub fn directives(line: &str) -> Vec<(usize, &str, &str)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = line[from..].find("{{#") {
+        let start = from + i;
+        let Some(len) = line[start..].find("}}") else {
+            break;
+        };
+        let inner = line[start + 3..start + len].trim();
+        from = start + len + 2;
+        // `\{{#include x}}` is mdbook's escape: shown literally, not included.
+        if line[..start].ends_with('\\') {
+            continue;
+        }
+        let (name, arg) =
+            inner.split_once(char::is_whitespace).unwrap_or((inner, ""));
+        if matches!(name, "include" | "rustdoc_include") {
+            found.push((start, name, arg.trim()));
+        }
+    }
+    found
+}
+
+/// Splits `path:anchor` / `path:3:10` into the path and the anchor, if one is named
+/// (a suffix made of digits and colons is a line range, not an anchor).
+pub fn split_include_arg(arg: &str) -> (&str, Option<&str>) {
+    match arg.split_once(':') {
+        Some((path, rest))
+            if !rest.is_empty()
+                && !rest.chars().all(|c| c.is_ascii_digit() || c == ':') =>
+        {
+            (path, Some(rest))
+        }
+        Some((path, _)) => (path, None),
+        None => (arg, None),
+    }
+}
+
+/// Image targets on one line: `![alt](path "title")` and `<img src="path">`.
+fn image_targets(line: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = line[from..].find("![") {
+        let start = from + i;
+        from = start + 2;
+        let Some(close) = line[start..].find("](") else {
+            continue;
+        };
+        let target_start = start + close + 2;
+        let Some(end) = line[target_start..].find(')') else {
+            continue;
+        };
+        let target = line[target_start..target_start + end].trim();
+        found.push(target.split_whitespace().next().unwrap_or(""));
+        from = target_start + end;
+    }
+    let mut from = 0;
+    while let Some(i) = line[from..].find("<img") {
+        let start = from + i;
+        from = start + 4;
+        if let Some(s) = line[start..].find("src=\"") {
+            let v = start + s + 5;
+            if let Some(e) = line[v..].find('"') {
+                found.push(&line[v..v + e]);
+            }
+        }
+    }
+    found
+}
+
+fn is_external(target: &str) -> bool {
+    target.is_empty()
+        || target.starts_with('#')
+        || target.contains("://")
+        || target.starts_with("data:")
+        || target.starts_with("mailto:")
+}
+
+/// A link or image target without its #fragment and ?query.
+fn strip_fragment(target: &str) -> &str {
+    let end = target.find(['#', '?']).unwrap_or(target.len());
+    &target[..end]
+}
+
+fn check_page(
+    layout: &Layout,
+    page: &Path,
+    anchors: &mut AnchorCache,
+    problems: &mut Vec<Problem>,
+) {
+    let Ok(text) = fs::read_to_string(page) else {
+        problems.push(layout.problem(
+            page,
+            0,
+            "cannot be read as UTF-8 text".into(),
+        ));
+        return;
+    };
+    let dir = page.parent().unwrap_or(Path::new("."));
+    let outputs_dir = layout.book_src.join("outputs");
+    let mut includes_output = false;
+    let mut fence: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i + 1;
+        for (_, name, arg) in directives(line) {
+            let shown = format!("{{{{#{name} {arg}}}}}");
+            let (rel, anchor) = split_include_arg(arg);
+            if rel.is_empty() {
+                problems.push(layout.problem(
+                    page,
+                    lineno,
+                    format!("{shown}: no file named"),
+                ));
+                continue;
+            }
+            let target = normalize(&dir.join(rel));
+            let is_output = target.starts_with(&outputs_dir);
+            includes_output |= is_output;
+            if !target.is_file() {
+                problems.push(layout.problem(
+                    page,
+                    lineno,
+                    format!(
+                        "{shown}: file {} does not exist",
+                        layout.show(&target).display()
+                    ),
+                ));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                match anchors.region(&target, anchor) {
+                    None => problems.push(layout.problem(
+                        page,
+                        lineno,
+                        format!("{shown}: anchor '{anchor}' not found in {} (no `ANCHOR: {anchor}` ... `ANCHOR_END: {anchor}`)", layout.show(&target).display()),
+                    )),
+                    Some(lines) if lines.iter().all(|l| l.trim().is_empty()) => {
+                        problems.push(layout.problem(
+                            page,
+                            lineno,
+                            format!("{shown}: the region of anchor '{anchor}' in {} is empty", layout.show(&target).display()),
+                        ))
+                    }
+                    Some(lines) => {
+                        let wide = too_wide(lines.iter().map(String::as_str), 1);
+                        if let Some(&(n, width)) = wide.first() {
+                            problems.push(layout.problem(
+                                page,
+                                lineno,
+                                format!("{shown}: line {n} of the region is {width} characters wide ({} lines over {MAX_WIDTH}); the page shows {MAX_WIDTH}", wide.len()),
+                            ));
+                        }
+                    }
+                }
+            }
+            if is_output {
+                check_output_file(layout, &target, page, lineno, problems);
+            }
+        }
+
+        // Images: only outside fenced code blocks, where `![..](..)` is just text.
+        let trimmed = line.trim_start();
+        if let Some(open) = &fence {
+            if trimmed.starts_with(open.as_str()) {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fence = Some(trimmed[..3].to_string());
+            continue;
+        }
+        for target in image_targets(line) {
+            if is_external(target) {
+                continue;
+            }
+            let path = normalize(&dir.join(strip_fragment(target)));
+            if !path.is_file() {
+                problems.push(layout.problem(
+                    page,
+                    lineno,
+                    format!(
+                        "image '{target}' does not exist ({})",
+                        layout.show(&path).display()
+                    ),
+                ));
+            }
+        }
+    }
+
+    // A chapter page whose binary exists must show that binary's real output. Only the
+    // pages at the top of src/ are chapters; exercises/NN_*.md are fragments they include.
+    let top_level =
+        page.parent().map(normalize) == Some(normalize(&layout.book_src));
+    if let Some(nn) = chapter_number(page).filter(|_| top_level) {
+        if let Some(bin) = chapter_binary(layout, &nn) {
+            if !includes_output {
+                problems.push(layout.problem(
+                    page,
+                    1,
+                    format!("chapter page with a binary (chapters/{bin}.rs) includes no outputs/ file; add {{{{#include outputs/{bin}.txt}}}} (scripts/regen-outputs.sh writes it)"),
+                ));
+            }
+        }
+    }
+}
+
+/// "07" for a page named 07_mask_tests.md.
+fn chapter_number(page: &Path) -> Option<String> {
+    let name = page.file_name()?.to_str()?;
+    let b = name.as_bytes();
+    (name.ends_with(".md")
+        && b.len() > 3
+        && b[0].is_ascii_digit()
+        && b[1].is_ascii_digit()
+        && b[2] == b'_')
+        .then(|| name[..2].to_string())
+}
+
+/// The chapter binary chapters/NN_*.rs, if there is one.
+fn chapter_binary(layout: &Layout, nn: &str) -> Option<String> {
+    let mut names: Vec<String> =
+        fs::read_dir(layout.code_root.join("chapters"))
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".rs") && n.starts_with(&format!("{nn}_")))
+            .map(|n| n.trim_end_matches(".rs").to_string())
+            .collect();
+    names.sort();
+    names.into_iter().next()
+}
+
+/// The first line of an output file is the command that made it: `$ cargo run --release
+/// --bin NAME [-- args]` (or `$ path/to/NAME ...`), and NAME must be a chapter binary.
+fn check_output_file(
+    layout: &Layout,
+    file: &Path,
+    page: &Path,
+    page_line: usize,
+    problems: &mut Vec<Problem>,
+) {
+    let included_from = format!(
+        "(included from {}:{page_line})",
+        layout.show(page).display()
+    );
+    let text = fs::read_to_string(file).unwrap_or_default();
+    let first = text.lines().next().unwrap_or("");
+    let Some(command) = first.strip_prefix("$ ") else {
+        problems.push(layout.problem(
+            file,
+            1,
+            format!("an output file must start with the command that made it, `$ cargo run --release --bin NAME`; found {first:?} {included_from}"),
+        ));
+        return;
+    };
+    check_device_line(
+        layout,
+        file,
+        text.lines().nth(1).unwrap_or(""),
+        &included_from,
+        problems,
+    );
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if !WIDE_OUTPUTS_AWAITING_A_GPU.contains(&name) {
+        // The two header lines wrap on the page (book/theme/course.css).
+        if let Some(&(n, width)) = too_wide(text.lines().skip(2), 3).first() {
+            problems.push(layout.problem(
+                file,
+                n,
+                format!("{width} characters wide: program output must fit the page's {MAX_WIDTH} columns {included_from}"),
+            ));
+        }
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    // A project script (the benchmark, say) may also make an output, if it exists.
+    if let Some(script) = words.first().filter(|w| w.starts_with("scripts/")) {
+        if !layout.code_root.join(script).is_file() {
+            problems.push(layout.problem(file, 1, format!("the command runs '{script}', which does not exist {included_from}")));
+        }
+        return;
+    }
+    let bin = match words.iter().position(|w| *w == "--bin") {
+        Some(i) => words.get(i + 1).copied(),
+        None => words.first().map(|w| w.rsplit('/').next().unwrap_or(w)),
+    };
+    let Some(bin) = bin else {
+        problems.push(layout.problem(
+            file,
+            1,
+            format!("the command line names no binary {included_from}"),
+        ));
+        return;
+    };
+    if !layout
+        .code_root
+        .join("chapters")
+        .join(format!("{bin}.rs"))
+        .is_file()
+    {
+        problems.push(layout.problem(file, 1, format!("the command names binary '{bin}', but chapters/{bin}.rs does not exist {included_from}")));
+    }
+}
+
+/// The second line of an output: `# device: KIND (DETAILS) · libtorch VERSION · DATE UTC · …`,
+/// with KIND `cuda` exactly for the `_cuda` outputs.
+fn check_device_line(
+    layout: &Layout,
+    file: &Path,
+    line: &str,
+    included_from: &str,
+    problems: &mut Vec<Problem>,
+) {
+    let fields: Vec<&str> = line.split(" · ").collect();
+    let device = fields.first().and_then(|f| f.strip_prefix("# device: "));
+    let kind = device.and_then(|d| d.split_whitespace().next());
+    let labelled = matches!(kind, Some("cpu" | "cuda"))
+        && device.is_some_and(|d| d.contains('(') && d.ends_with(')'))
+        && fields.get(1).is_some_and(|f| f.starts_with("libtorch "))
+        && fields.get(2).is_some_and(|f| f.ends_with(" UTC"));
+    if !labelled {
+        problems.push(layout.problem(
+            file,
+            2,
+            format!("the second line must say where the output was made, `# device: cpu (...) · libtorch X · DATE UTC · ...`; found {line:?} {included_from}"),
+        ));
+        return;
+    }
+    let named_cuda = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.ends_with("_cuda"));
+    let want = if named_cuda { "cuda" } else { "cpu" };
+    if kind != Some(want) {
+        problems.push(layout.problem(
+            file,
+            2,
+            format!("this output's name says it is a {want} run, but its header says {:?} {included_from}", kind.unwrap_or("")),
+        ));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// SUMMARY.md
+
+fn check_summary(layout: &Layout, problems: &mut Vec<Problem>) {
+    let summary = layout.book_src.join("SUMMARY.md");
+    let Some(entries) = summary_entries(layout) else {
+        problems.push(layout.problem(
+            &summary,
+            0,
+            "SUMMARY.md is missing".into(),
+        ));
+        return;
+    };
+    for (line, target, path) in entries {
+        if !path.is_file() {
+            problems.push(layout.problem(
+                &summary,
+                line,
+                format!(
+                    "entry '{target}' does not exist ({})",
+                    layout.show(&path).display()
+                ),
+            ));
+        }
+    }
+}
+
+/// The pages SUMMARY.md lists: (line, target as written, path), or None without a
+/// SUMMARY.md. `[Title]()`, a draft chapter mdbook allows, is no entry.
+fn summary_entries(layout: &Layout) -> Option<Vec<(usize, String, PathBuf)>> {
+    let text = fs::read_to_string(layout.book_src.join("SUMMARY.md")).ok()?;
+    let mut entries = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut from = 0;
+        while let Some(open) = line[from..].find("](") {
+            let start = from + open + 2;
+            let Some(end) = line[start..].find(')') else {
+                break;
+            };
+            let target = line[start..start + end].trim();
+            from = start + end + 1;
+            if is_external(target) {
+                continue;
+            }
+            let path = normalize(&layout.book_src.join(strip_fragment(target)));
+            entries.push((i + 1, target.to_string(), path));
+        }
+    }
+    Some(entries)
+}
+
+/// Every (file, anchor) that a page of the book includes: from the pages SUMMARY.md
+/// lists and the pages they include, transitively.
+fn included_anchors(layout: &Layout) -> BTreeSet<(PathBuf, String)> {
+    let mut used = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<PathBuf> = summary_entries(layout)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, _, path)| path)
+        .collect();
+    while let Some(page) = todo.pop() {
+        if !seen.insert(page.clone()) {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(&page) else {
+            continue;
+        };
+        let dir = page.parent().unwrap_or(Path::new("."));
+        for line in text.lines() {
+            for (_, _, arg) in directives(line) {
+                let (rel, anchor) = split_include_arg(arg);
+                let target = normalize(&dir.join(rel));
+                match anchor {
+                    Some(a) => {
+                        used.insert((target, a.to_string()));
+                    }
+                    None if target.extension().is_some_and(|e| e == "md") => {
+                        todo.push(target)
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    used
+}
+
+// ---------------------------------------------------------------------------------------
+// Anchors
+
+/// For each file, anchor name → the lines of its region.
+#[derive(Default)]
+struct AnchorCache(HashMap<PathBuf, HashMap<String, Vec<String>>>);
+
+impl AnchorCache {
+    /// The lines mdBook would include for `file:anchor`, if the anchor exists.
+    fn region(&mut self, file: &Path, anchor: &str) -> Option<&Vec<String>> {
+        let regions = self.0.entry(file.to_path_buf()).or_insert_with(|| {
+            anchors::regions(&fs::read_to_string(file).unwrap_or_default())
+        });
+        regions.get(anchor)
+    }
+}
+
+/// How many characters of code and output the book's column shows without
+/// scrolling, at its default width in a desktop browser.
+const MAX_WIDTH: usize = 85;
+
+/// Outputs made on a GPU machine before the width rule; `scripts/regen-cuda.sh`
+/// makes them anew, narrower, on the next machine with a GPU.
+const WIDE_OUTPUTS_AWAITING_A_GPU: [&str; 6] = [
+    "09_train_reverse_cuda.txt",
+    "09_train_reverse_framework-default_cuda.txt",
+    "10_greedy_decode_cuda.txt",
+    "11_cross_attention_cuda.txt",
+    "12_sdpa_bench_cuda.txt",
+    "bench_vs_pytorch_cuda.txt",
+];
+
+/// The lines of `lines` (numbered from `first`) that are too wide for the page.
+fn too_wide<'a>(
+    lines: impl Iterator<Item = &'a str>,
+    first: usize,
+) -> Vec<(usize, usize)> {
+    lines
+        .enumerate()
+        .map(|(i, l)| (first + i, l.chars().count()))
+        .filter(|&(_, n)| n > MAX_WIDTH)
+        .collect()
+}
+
+/// The code the book may include: Rust under src/, chapters/, exercises/src/,
+/// scripts/ and tests/, and the C++ shim under src/.
+fn code_files(layout: &Layout) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["src", "chapters", "exercises/src", "scripts", "tests"] {
+        files.extend(files_with_extension(&layout.code_root.join(dir), "rs"));
+    }
+    files.extend(files_with_extension(&layout.code_root.join("src"), "cpp"));
+    files.sort();
+    files
+}
+
+/// The anchors of every code file: paired, on lines of their own, not empty, and
+/// included by a page (see the module's documentation).
+fn check_code_anchors(
+    layout: &Layout,
+    used: &BTreeSet<(PathBuf, String)>,
+    problems: &mut Vec<Problem>,
+) {
+    let exercises = normalize(&layout.code_root.join("exercises"));
+    for file in code_files(layout) {
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        for (line, message) in anchors::unpaired(&text) {
+            problems.push(layout.problem(&file, line, message));
+        }
+        for (line, message) in anchors::behind_code(&text) {
+            problems.push(layout.problem(&file, line, message));
+        }
+        let regions = anchors::regions(&text);
+        let file = normalize(&file);
+        for (name, line) in anchors::openings(&text) {
+            let Some(lines) = regions.get(name) else {
+                continue; // unpaired, reported above
+            };
+            let included = used.contains(&(file.clone(), name.to_string()));
+            let tool_marker =
+                file.starts_with(&exercises) && anchors::is_exercise_id(name);
+            if lines.iter().all(|l| l.trim().is_empty()) {
+                // An included one is reported where the page includes it.
+                if !included {
+                    problems.push(layout.problem(
+                        &file,
+                        line,
+                        format!("the region of anchor '{name}' is empty"),
+                    ));
+                }
+            } else if !included && !tool_marker {
+                problems.push(layout.problem(
+                    &file,
+                    line,
+                    format!("anchor '{name}' is included by no page of the book: remove its markers, or include it"),
+                ));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Paths
+
+/// Files under `dir` (recursively) with extension `ext`, sorted.
+fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Removes `.` and `..` components without touching the file system.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
