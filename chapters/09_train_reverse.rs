@@ -3,11 +3,13 @@
 //! cargo run --release --bin 09_train_reverse -- --init framework-default \
 //!     --out checkpoints/framework-default.safetensors
 //! cargo run --release --bin 09_train_reverse -- --device cuda --cuda-graph
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Parser;
-use transformer_course::checkpoint::{checkpoint_bytes, DEFAULT_CHECKPOINT};
+use transformer_course::checkpoint::{
+    checkpoint_bytes, checkpoint_size, DEFAULT_CHECKPOINT,
+};
 use transformer_course::cli::{
     device_name, in_range, parse_threads, run_main, select_device, set_threads,
     thousands, DeviceChoice,
@@ -18,14 +20,17 @@ use transformer_course::graph;
 use transformer_course::history::{
     history_path, history_tsv, read_history, RunHistory,
 };
+use transformer_course::interrupt::{self, stop_here, stoppable};
 use transformer_course::layers::parameter_count;
 use transformer_course::optim::Optimizer;
-use transformer_course::output::{check_writable, Batch};
+use transformer_course::output::{
+    check_outputs, rescued, reserve, Batch, Reserved,
+};
 use transformer_course::plot::{
     exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
 };
 use transformer_course::train::{
-    fit, reverse_data, EpochReport, Precision, TrainOptions, Trainer,
+    fit, reverse_data, EpochReport, History, Precision, TrainOptions, Trainer,
     DEFAULT_SEED,
 };
 
@@ -37,6 +42,10 @@ struct Args {
     /// Passes over the 20,000 training samples (1 to 1000).
     #[arg(long, default_value_t = 10, value_parser = in_range(1, 1000))]
     epochs: u64,
+    /// Training samples per epoch (1 to 1,000,000); fewer than the recipe's
+    /// 20,000 make a quick try, not the chapter's result.
+    #[arg(long, default_value_t = 20_000, value_parser = in_range(1, 1_000_000))]
+    train_samples: u64,
     /// Seeds the weights, the dropout masks and the shuffling
     /// (scripts/seed-spread.sh shows how much the result depends on it; the
     /// default is the median of five).
@@ -48,9 +57,15 @@ struct Args {
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
     /// Where the checkpoint goes (a .history.tsv with the epoch table goes
-    /// beside it).
+    /// beside it). Its full size is set aside there before training starts, so
+    /// a disk without room is found at once. Must not be a symbolic link.
     #[arg(long, default_value = DEFAULT_CHECKPOINT)]
     out: PathBuf,
+    /// On Ctrl-C (SIGINT) or SIGTERM, stop after the current epoch and save the
+    /// model trained so far (the exit code is then 1). Without it, a signal
+    /// ends the run at once and saves nothing.
+    #[arg(long)]
+    save_on_interrupt: bool,
     /// CPU threads for libtorch (default: all cores).
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
@@ -95,11 +110,23 @@ fn run(args: Args) -> anyhow::Result<()> {
     // Everything that could stop the run at its end is checked before it starts.
     let history_file = history_path(&args.out);
     let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
-    let outputs = [Some(&args.out), Some(&history_file)]
-        .into_iter()
-        .chain(plots.iter().map(|p| p.as_ref()));
-    for path in outputs.flatten() {
-        check_writable(path)?;
+    check_outputs(&output_names(&args, &history_file))?;
+    let config = TransformerConfig {
+        init: args.init,
+        ..TransformerConfig::reverse_task()
+    };
+    // The checkpoint's space, taken now: a full disk is found in a second.
+    let reserved = reserve(&args.out, checkpoint_size(&config)?)?;
+    if args.save_on_interrupt {
+        interrupt::stop_on_interrupt(
+            "interrupted: the model will be saved at the end of this epoch \
+             (interrupt again to quit without saving)",
+        );
+    } else {
+        interrupt::set_exit_note(
+            "interrupted: nothing was saved (--save-on-interrupt keeps the \
+             model trained so far)",
+        );
     }
     let others = args
         .compare
@@ -117,16 +144,13 @@ fn run(args: Args) -> anyhow::Result<()> {
         epochs: args.epochs as usize,
         seed: args.seed,
         data_seed: args.data_seed,
+        n_train: args.train_samples as usize,
         optimizer: args.optimizer,
         precision: Some(chosen),
         cuda_graph: args.cuda_graph,
         ..TrainOptions::default()
     };
     let (train, val) = reverse_data(&opts);
-    let config = TransformerConfig {
-        init: args.init,
-        ..TransformerConfig::reverse_task()
-    };
     let mut trainer = Trainer::new(config, device, &opts)?;
     println!(
         "device={} precision={precision} threads={}",
@@ -147,8 +171,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
 
     // ANCHOR: main_loop
-    let history = fit(&mut trainer, &train, &val, &opts, |r: &EpochReport| {
-        println!("{r}")
+    let mut epochs = Vec::new();
+    let history = stoppable(|| {
+        fit(&mut trainer, &train, &val, &opts, |r: &EpochReport| {
+            println!("{r}");
+            epochs.push(*r);
+            stop_here(); // after a signal, with --save-on-interrupt
+        })
     });
     let t = Instant::now();
     let em = exact_match(&trainer.model, &val.src, &val.tgt, 500);
@@ -164,13 +193,64 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     // ANCHOR_END: main_loop
 
-    // The checkpoint, its history and the plots appear together or not at all.
+    let history = history.unwrap_or(History {
+        epochs,
+        step_losses: Vec::new(),
+    });
+    let bytes = checkpoint_bytes(&trainer.vs, &trainer.model.config)?;
+    save_outputs(&args, &trainer, &history, others, reserved, &bytes)
+        .map_err(|e| rescued(&args.out, &bytes, e))?;
+    println!("checkpoint saved to {}", args.out.display());
+    for path in plots.into_iter().flatten() {
+        println!("figure written to {}", path.display());
+    }
+    anyhow::ensure!(
+        !interrupt::interrupted(),
+        "training was interrupted after {} of {} epochs; the model trained so \
+         far is saved",
+        history.epochs.len(),
+        opts.epochs
+    );
+    Ok(())
+}
+
+/// Every file this run writes, by the name its messages give it.
+fn output_names<'a>(
+    args: &'a Args,
+    history_file: &'a Path,
+) -> Vec<(&'static str, &'a Path)> {
+    let optional = [
+        ("--plot", &args.plot),
+        ("--loss-plot", &args.loss_plot),
+        ("--schedule-plot", &args.schedule_plot),
+    ];
+    let mut all = vec![
+        ("--out", args.out.as_path()),
+        ("the history file", history_file),
+    ];
+    for (name, path) in optional {
+        if let Some(path) = path {
+            all.push((name, path.as_path()));
+        }
+    }
+    all
+}
+
+/// The checkpoint (into its reserved space), its history and the plots,
+/// installed together or not at all.
+fn save_outputs(
+    args: &Args,
+    trainer: &Trainer,
+    history: &History,
+    others: Vec<RunHistory>,
+    reserved: Reserved,
+    checkpoint: &[u8],
+) -> anyhow::Result<()> {
     let mut files = Batch::default();
-    let config = &trainer.model.config;
-    files.stage_bytes(&args.out, &checkpoint_bytes(&trainer.vs, config)?)?;
+    files.stage_reserved(reserved, checkpoint)?;
     let label = args.init.name();
-    let tsv = history_tsv(label, &history);
-    files.stage_bytes(&history_file, tsv.as_bytes())?;
+    let tsv = history_tsv(label, history);
+    files.stage_bytes(&history_path(&args.out), tsv.as_bytes())?;
     let this = RunHistory {
         label: label.to_string(),
         exact_match: history.epochs.iter().map(|r| r.val_exact_match).collect(),
@@ -196,12 +276,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             schedule_chart(Format::of(path)?, steps, &|s| trainer.lr_at(s))?;
         files.stage_bytes(path, &chart)?;
     }
-    files.commit()?;
-    println!("checkpoint saved to {}", args.out.display());
-    for path in plots.into_iter().flatten() {
-        println!("figure written to {}", path.display());
-    }
-    Ok(())
+    files.commit()
 }
 
 /// The training loss of every step, one line per run.

@@ -48,6 +48,8 @@ pub mod checkpoint;
 pub mod cli;
 pub mod graph;
 pub mod history;
+pub mod interrupt;
+pub mod limits;
 pub mod optim;
 pub mod output;
 pub mod plot;
