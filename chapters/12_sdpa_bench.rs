@@ -12,7 +12,7 @@ use transformer_course::cli::{
     DeviceChoice,
 };
 use transformer_course::config::TransformerConfig;
-use transformer_course::limits::{self, attention_cost, fits};
+use transformer_course::limits::{self, attention_cost, fits, longest_sweep};
 use transformer_course::output::{bytes_text, check_writable};
 use transformer_course::plot::{parse_figure_path, save, sweep_plot};
 use transformer_course::sdpa::{
@@ -136,8 +136,8 @@ fn within_memory(s: Sizes) -> Result<i64> {
     ensure!(
         fits(need, available),
         "B={} L={} d_model={} h={} needs about {} for the hand-written path, \
-         but this machine has {} available: give a smaller --len, --batch or \
-         --d-model",
+         more than 90 % of the {} this machine has available: give a smaller \
+         --len, --batch or --d-model",
         s.b,
         s.l,
         s.d,
@@ -153,10 +153,7 @@ fn within_memory(s: Sizes) -> Result<i64> {
              minutes"
         );
     }
-    let mut max = 128;
-    while max * 2 <= s.sweep_max && fits(cost(max * 2).bytes, available) {
-        max *= 2;
-    }
+    let max = longest_sweep(s.b, s.d, s.h, s.sweep_max, available);
     if max * 2 <= s.sweep_max {
         println!(
             "(the sweep stops at L={max}: L={} would need about {}, and {} is \

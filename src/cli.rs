@@ -48,14 +48,14 @@ pub fn run_main(body: impl FnOnce() -> Result<()>) -> ! {
     let code = match outcome {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            eprintln!("error: {}", first_line(&format!("{e:#}")));
+            say(&format!("error: {}", first_line(&format!("{e:#}"))));
             1
         }
         Err(panic) => {
-            eprintln!("error: {}", panic_message(panic.as_ref()));
+            say(&format!("error: {}", panic_message(panic.as_ref())));
             let place = PANIC_PLACE.lock().ok().and_then(|mut p| p.take());
             if let Some(place) = place {
-                eprintln!("{place}");
+                say(&place);
             }
             1
         }
@@ -89,6 +89,12 @@ extern "C" fn check_working_directory() {
     }
 }
 
+/// A line on stderr; a closed stderr is no reason to panic on the way out.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Where the last panic happened and its backtrace, kept only when
 /// `RUST_BACKTRACE` asks for them.
 static PANIC_PLACE: std::sync::Mutex<Option<String>> =
@@ -110,35 +116,65 @@ fn remember_panic(info: &std::panic::PanicHookInfo<'_>) {
 
 /// When stdout is a pipe, the program writes into a pipe of its own, and a
 /// thread copies that to the real stdout until the reader goes away (`| head`),
-/// then drops the rest: a closed stdout never fails a `println!`.
+/// then drops the rest: a closed stdout never fails a `println!`. When stderr is
+/// the same pipe (`2>&1 | …`), it goes through ours too, so that the two keep
+/// their order.
 mod stdout_guard {
     use std::fs::File;
     use std::io::{Read, Write};
-    use std::os::fd::FromRawFd;
+    use std::os::fd::{FromRawFd, RawFd};
     use std::thread::JoinHandle;
 
-    pub fn install() -> Option<JoinHandle<()>> {
-        let mut fds = [0; 2];
-        // SAFETY: fstat writes into a zeroed stat of our own; pipe fills the
-        // two-element array; dup and dup2 act on descriptors this process owns,
-        // and each new descriptor is handed to exactly one File below.
-        let (reader, real) = unsafe {
+    pub struct Guard {
+        thread: JoinHandle<()>,
+        /// The real stderr, when it was redirected into our pipe.
+        stderr: Option<RawFd>,
+    }
+
+    /// (device, inode) of a pipe descriptor; None for anything else.
+    fn pipe_id(fd: RawFd) -> Option<(u64, u64)> {
+        // SAFETY: fstat writes into a zeroed stat of our own and reads nothing
+        // else; a bad descriptor only makes it fail.
+        let st = unsafe {
             let mut st: libc::stat = std::mem::zeroed();
-            let is_pipe = libc::fstat(1, &mut st) == 0
-                && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO;
-            if !is_pipe || libc::pipe(fds.as_mut_ptr()) != 0 {
+            (libc::fstat(fd, &mut st) == 0).then_some(st)?
+        };
+        let is_pipe = (st.st_mode & libc::S_IFMT) == libc::S_IFIFO;
+        is_pipe.then_some((st.st_dev, st.st_ino))
+    }
+
+    pub fn install() -> Option<Guard> {
+        let out = pipe_id(1)?;
+        let merged = pipe_id(2) == Some(out);
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills the two-element array; dup and dup2 act on
+        // descriptors this process owns, and each new descriptor is handed to
+        // exactly one owner (a File, or the guard for the saved stderr).
+        unsafe {
+            if libc::pipe(fds.as_mut_ptr()) != 0 {
                 return None;
             }
             let real = libc::dup(1);
-            if real < 0 || libc::dup2(fds[1], 1) < 0 {
+            let real_err = if merged { libc::dup(2) } else { 2 };
+            if real < 0 || real_err < 0 || libc::dup2(fds[1], 1) < 0 {
                 libc::close(fds[0]);
                 libc::close(fds[1]);
                 return None;
             }
+            if merged {
+                libc::dup2(fds[1], 2);
+                crate::interrupt::set_stderr(real_err);
+            }
             libc::close(fds[1]);
-            (File::from_raw_fd(fds[0]), File::from_raw_fd(real))
-        };
-        Some(std::thread::spawn(move || copy_until_closed(reader, real)))
+            let (reader, real) =
+                (File::from_raw_fd(fds[0]), File::from_raw_fd(real));
+            Some(Guard {
+                thread: std::thread::spawn(move || {
+                    copy_until_closed(reader, real)
+                }),
+                stderr: merged.then_some(real_err),
+            })
+        }
     }
 
     fn copy_until_closed(mut reader: File, mut out: File) {
@@ -149,18 +185,25 @@ mod stdout_guard {
         }
     }
 
-    /// Delivers everything printed so far, and stops the copying.
-    pub fn finish(forwarder: Option<JoinHandle<()>>) {
+    /// Delivers everything printed so far, stops the copying, and gives stderr
+    /// back its real destination.
+    pub fn finish(guard: Option<Guard>) {
         let _ = std::io::stdout().flush();
-        let Some(thread) = forwarder else { return };
+        let Some(guard) = guard else { return };
         let Ok(null) = File::options().write(true).open("/dev/null") else {
             return;
         };
         use std::os::fd::AsRawFd;
-        // SAFETY: replaces descriptor 1 (our pipe's only write end) with
-        // /dev/null, so the copying thread reads end-of-file and returns.
-        unsafe { libc::dup2(null.as_raw_fd(), 1) };
-        let _ = thread.join();
+        // SAFETY: replaces descriptors 1 and 2 (our pipe's only write ends)
+        // with /dev/null and the saved stderr, so the copying thread reads
+        // end-of-file and returns.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), 1);
+            if let Some(fd) = guard.stderr {
+                libc::dup2(fd, 2);
+            }
+        }
+        let _ = guard.thread.join();
     }
 }
 

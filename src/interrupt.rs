@@ -10,10 +10,13 @@
 use std::ffi::{c_char, c_int, CString};
 use std::path::Path;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Where the handler's notes go: stderr, or its saved descriptor while stderr
+/// is redirected (see `cli::run_main`).
+static STDERR: AtomicI32 = AtomicI32::new(2);
 static STOP_ON_INTERRUPT: AtomicBool = AtomicBool::new(false);
 /// What the first signal prints in `stop_on_interrupt` mode, and what the
 /// signal that ends the program prints; set once by the program.
@@ -50,6 +53,11 @@ pub fn stop_on_interrupt(note: &'static str) {
 /// A line printed when a signal ends the program (e.g. "nothing was saved").
 pub fn set_exit_note(note: &'static str) {
     let _ = EXIT_NOTE.set(note);
+}
+
+/// The descriptor the handler writes its notes to.
+pub fn set_stderr(fd: c_int) {
+    STDERR.store(fd, Ordering::SeqCst);
 }
 
 /// Whether a SIGINT or SIGTERM has arrived.
@@ -149,6 +157,7 @@ fn say(note: &str) {
     for bytes in [note.as_bytes(), b"\n"] {
         // SAFETY: the pointer and length describe a live byte slice; a short
         // or failed write only loses the message.
-        unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+        let fd = STDERR.load(Ordering::SeqCst);
+        unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
     }
 }

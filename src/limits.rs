@@ -50,6 +50,17 @@ pub fn fits(bytes: u64, available: u64) -> bool {
     bytes <= available / 10 * 9
 }
 
+/// The longest length of a doubling sweep from 128 up to `max` whose
+/// configuration fits in `available` bytes (128 at least: the sweep's start).
+pub fn longest_sweep(b: i64, d: i64, h: i64, max: i64, available: u64) -> i64 {
+    let mut l = 128;
+    while l * 2 <= max && fits(attention_cost(b, l * 2, d, h).bytes, available)
+    {
+        l *= 2;
+    }
+    l
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +83,15 @@ mod tests {
                 "L={l}: estimate {est} MiB, measured {measured_mib} MiB"
             );
         }
+    }
+
+    #[test]
+    fn the_sweep_stops_below_the_memory_available() {
+        let gib = 1u64 << 30;
+        // B=8, d=512, h=8 needs about 2.8 GiB at L=2048, 10.5 GiB at 4096.
+        assert_eq!(longest_sweep(8, 512, 8, 65536, 8 * gib), 2048);
+        assert_eq!(longest_sweep(8, 512, 8, 65536, 16 * gib), 4096);
+        assert_eq!(longest_sweep(8, 512, 8, 1024, 16 * gib), 1024);
+        assert_eq!(longest_sweep(8, 512, 8, 65536, 0), 128);
     }
 }
