@@ -155,9 +155,9 @@ extern "C" fn on_signal(sig: c_int) {
 /// from a signal handler.
 fn say(note: &str) {
     for bytes in [note.as_bytes(), b"\n"] {
+        let fd = STDERR.load(Ordering::SeqCst);
         // SAFETY: the pointer and length describe a live byte slice; a short
         // or failed write only loses the message.
-        let fd = STDERR.load(Ordering::SeqCst);
         unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
     }
 }
