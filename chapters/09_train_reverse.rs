@@ -4,12 +4,14 @@
 //!     --out checkpoints/framework-default.safetensors
 //! cargo run --release --bin 09_train_reverse -- --device cuda --cuda-graph
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
-use transformer_course::checkpoint::{checkpoint_bytes, DEFAULT_CHECKPOINT};
+use transformer_course::checkpoint::{
+    checkpoint_bytes, checkpoint_size, DEFAULT_CHECKPOINT,
+};
 use transformer_course::cli::{
     cuda_graph_advice, device_name, in_range, parse_threads, progress_bar,
     run_main, select_device, set_threads, thousands, DeviceChoice,
@@ -21,16 +23,19 @@ use transformer_course::graph;
 use transformer_course::history::{
     history_path, history_tsv, read_history, RunHistory,
 };
+use transformer_course::interrupt;
 use transformer_course::layers::parameter_count;
 use transformer_course::optim::AdamKind;
-use transformer_course::output::{check_writable, Batch};
+use transformer_course::output::{
+    check_outputs, rescued, reserve, Batch, Reserved,
+};
 use transformer_course::plot::{
     exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
 };
 use transformer_course::precision::Precision;
 use transformer_course::train::{
-    fit, reverse_data, EpochReport, Learner, Observer, TrainOptions,
-    DEFAULT_SEED,
+    fit, reverse_data, EpochReport, History, Learner, Observer, TrainOptions,
+    Trainer, DEFAULT_SEED,
 };
 
 /// Train the encoder-decoder Transformer on the sequence-reversal task.
@@ -41,6 +46,10 @@ struct Args {
     /// Passes over the 20,000 training samples (1 to 1000).
     #[arg(long, default_value_t = 10, value_parser = in_range(1, 1000))]
     epochs: u64,
+    /// Training samples per epoch (1 to 1,000,000); fewer than the recipe's
+    /// 20,000 make a quick try, not the chapter's result.
+    #[arg(long, default_value_t = 20_000, value_parser = in_range(1, 1_000_000))]
+    train_samples: u64,
     /// Seeds the weights, the dropout masks and the shuffling
     /// (scripts/seed-spread.sh shows how much the result depends on it; the
     /// default is the median of five).
@@ -52,9 +61,15 @@ struct Args {
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
     /// Where the checkpoint goes (a .history.tsv with the epoch table goes
-    /// beside it).
+    /// beside it). Its full size is set aside there before training starts, so
+    /// a disk without room is found at once. Must not be a symbolic link.
     #[arg(long, default_value = DEFAULT_CHECKPOINT)]
     out: PathBuf,
+    /// On Ctrl-C (SIGINT) or SIGTERM, stop after the current epoch and save the
+    /// model trained so far (the exit code is then 1). Without it, a signal
+    /// ends the run at once and saves nothing.
+    #[arg(long)]
+    save_on_interrupt: bool,
     /// CPU threads for libtorch (default: all cores).
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
@@ -99,11 +114,23 @@ fn run(args: Args) -> anyhow::Result<()> {
     // Everything that could stop the run at its end is checked before it starts.
     let history_file = history_path(&args.out);
     let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
-    let outputs = [Some(&args.out), Some(&history_file)]
-        .into_iter()
-        .chain(plots.iter().map(|p| p.as_ref()));
-    for path in outputs.flatten() {
-        check_writable(path)?;
+    check_outputs(&output_names(&args, &history_file))?;
+    let config = TransformerConfig {
+        init: args.init,
+        ..TransformerConfig::reverse_task()
+    };
+    // The checkpoint's space, taken now: a full disk is found in a second.
+    let reserved = reserve(&args.out, checkpoint_size(&config)?)?;
+    if args.save_on_interrupt {
+        interrupt::stop_on_interrupt(
+            "interrupted: the model will be saved at the end of this epoch \
+             (interrupt again to quit without saving)",
+        );
+    } else {
+        interrupt::set_exit_note(
+            "interrupted: nothing was saved (--save-on-interrupt keeps the \
+             model trained so far)",
+        );
     }
     let others = args
         .compare
@@ -129,13 +156,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         epochs: args.epochs as usize,
         seed: args.seed,
         data_seed: args.data_seed,
+        n_train: args.train_samples as usize,
         ..TrainOptions::default()
     };
     let (train, val) = reverse_data(&opts);
-    let config = TransformerConfig {
-        init: args.init,
-        ..TransformerConfig::reverse_task()
-    };
     let mut learner = engine::learner(config, device, &opts, &engine_opts)?;
     println!(
         "device={} precision={precision} threads={}",
@@ -173,13 +197,60 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     // ANCHOR_END: main_loop
 
-    // The checkpoint, its history and the plots appear together or not at all.
+    let bytes = checkpoint_bytes(&trainer.vs, &trainer.model.config)?;
+    let saved = (&history, log.seconds.as_slice(), others);
+    save_outputs(&args, trainer, saved, reserved, &bytes)
+        .map_err(|e| rescued(&args.out, &bytes, e))?;
+    println!("checkpoint saved to {}", args.out.display());
+    for path in plots.into_iter().flatten() {
+        println!("figure written to {}", path.display());
+    }
+    anyhow::ensure!(
+        !interrupt::interrupted(),
+        "training was interrupted after {} of {} epochs; the model trained so \
+         far is saved",
+        history.epochs.len(),
+        opts.epochs
+    );
+    Ok(())
+}
+
+/// Every file this run writes, by the name its messages give it.
+fn output_names<'a>(
+    args: &'a Args,
+    history_file: &'a Path,
+) -> Vec<(&'static str, &'a Path)> {
+    let optional = [
+        ("--plot", &args.plot),
+        ("--loss-plot", &args.loss_plot),
+        ("--schedule-plot", &args.schedule_plot),
+    ];
+    let mut all = vec![
+        ("--out", args.out.as_path()),
+        ("the history file", history_file),
+    ];
+    for (name, path) in optional {
+        if let Some(path) = path {
+            all.push((name, path.as_path()));
+        }
+    }
+    all
+}
+
+/// The checkpoint (into its reserved space), its history and the plots,
+/// installed together or not at all.
+fn save_outputs(
+    args: &Args,
+    trainer: &Trainer,
+    (history, seconds, others): (&History, &[f64], Vec<RunHistory>),
+    reserved: Reserved,
+    checkpoint: &[u8],
+) -> anyhow::Result<()> {
     let mut files = Batch::default();
-    let config = &trainer.model.config;
-    files.stage_bytes(&args.out, &checkpoint_bytes(&trainer.vs, config)?)?;
+    files.stage_reserved(reserved, checkpoint)?;
     let label = args.init.name();
-    let tsv = history_tsv(label, &history, &log.seconds);
-    files.stage_bytes(&history_file, tsv.as_bytes())?;
+    let tsv = history_tsv(label, history, seconds);
+    files.stage_bytes(&history_path(&args.out), tsv.as_bytes())?;
     let this = RunHistory {
         label: label.to_string(),
         exact_match: history.epochs.iter().map(|r| r.val_exact_match).collect(),
@@ -205,12 +276,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             schedule_chart(Format::of(path)?, steps, &|s| trainer.lr_at(s))?;
         files.stage_bytes(path, &chart)?;
     }
-    files.commit()?;
-    println!("checkpoint saved to {}", args.out.display());
-    for path in plots.into_iter().flatten() {
-        println!("figure written to {}", path.display());
-    }
-    Ok(())
+    files.commit()
 }
 
 /// The training loss of every step, one line per run.
@@ -290,13 +356,18 @@ impl Observer for EpochLog {
         ControlFlow::Continue(())
     }
 
-    fn on_epoch(&mut self, report: &EpochReport) {
+    fn on_epoch(&mut self, report: &EpochReport) -> ControlFlow<()> {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
         let secs = self.start.elapsed().as_secs_f64();
         self.seconds.push(secs);
         println!("{report}  {secs:.0}s");
+        // Set only with --save-on-interrupt: stop here, and save.
+        if interrupt::interrupted() {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
     }
 }
 // ANCHOR_END: epoch_log

@@ -9,7 +9,9 @@ use clap::Parser;
 use transformer_course::checkpoint::{
     ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
 };
-use transformer_course::cli::{run_main, select_device, DeviceChoice};
+use transformer_course::cli::{
+    run_main, select_device, train_first, DeviceChoice,
+};
 use transformer_course::data::{
     digit_rows, digit_sequences, make_dataset, make_dataset_excluding,
     parse_digits, row, source_tensor, ReverseDataset,
@@ -74,7 +76,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         check_writable(&args.out_dir.join(FIGURE))?;
     }
     let device = select_device(args.device)?;
-    let (_vs, model) = load_checkpoint(&args.checkpoint, device)?;
+    let (_vs, model) =
+        load_checkpoint(&args.checkpoint, device).map_err(train_first)?;
     ensure_reverse_task(&model, &args.checkpoint)?;
 
     if let Some(digits) = digits {

@@ -8,7 +8,10 @@ use clap::Parser;
 use transformer_course::checkpoint::{
     ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
 };
-use transformer_course::cli::{run_main, select_device, DeviceChoice};
+use transformer_course::cli::{
+    run_main, select_device, train_first, DeviceChoice,
+};
+use transformer_course::config::Init;
 use transformer_course::data::parse_digits;
 use transformer_course::output::{check_writable, Batch};
 use transformer_course::plot::{heatmaps, Figure, Format, Panel};
@@ -81,7 +84,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let device = select_device(args.device)?;
     let load = |path: &Path| -> anyhow::Result<Transformer> {
-        let (_vs, model) = load_checkpoint(path, device)?;
+        let (_vs, model) =
+            load_checkpoint(path, device).map_err(train_first)?;
         ensure_reverse_task(&model, path)?;
         Ok(model)
     };
@@ -92,21 +96,26 @@ fn run(args: Args) -> anyhow::Result<()> {
         .or_else(|| Some(PathBuf::from(ABLATION)).filter(|p| p.exists()));
     let slow = ablation_path.as_deref().map(load).transpose()?;
 
-    // The figures appear together at the end, or not at all.
+    // The figures appear together at the end, or not at all; each is announced
+    // once it is in place.
     let mut files = Batch::default();
+    let mut wrote = Vec::new();
     let maps = attention_maps(&model, &digits)?;
-    let main = print_matrix(&maps, &digits);
+    let main = print_matrix(&maps, &digits, model.config.init);
     let title = "Cross-attention (last layer, mean of heads)";
     let fig = Figure::weights(title, 1, true, AXES);
     for name in ["11_cross_attention.svg", "11_cross_attention.png"] {
         let path = out.join(name);
         let one = std::slice::from_ref(&main);
         files.stage_bytes(&path, &heatmaps(Format::of(&path)?, &fig, one)?)?;
-        println!("wrote {}", path.display());
+        wrote.push(format!("wrote {}", path.display()));
     }
     match &slow {
         Some(slow) => {
-            compare_with_slow_learner(slow, &digits, &main, out, &mut files)?
+            let note = compare_with_slow_learner(
+                slow, &digits, &main, out, &mut files,
+            )?;
+            wrote.push(note);
         }
         None => {
             println!("\n(no {ABLATION} yet: train it to compare, with");
@@ -114,18 +123,32 @@ fn run(args: Args) -> anyhow::Result<()> {
             println!("      --init framework-default --out {ABLATION})");
         }
     }
-    draw_every_head(&maps, out, &mut files)?;
-    files.commit()
+    wrote.extend(draw_every_head(&maps, out, &mut files)?);
+    files.commit()?;
+    println!();
+    for line in wrote {
+        println!("{line}");
+    }
+    Ok(())
 }
 
 const AXES: (&str, &str) = ("source (encoder)", "decoder input");
 
+/// How a figure names the init a checkpoint was trained from (its metadata).
+fn init_phrase(init: Init) -> String {
+    match init {
+        Init::Paper => "the course's init".into(),
+        other => format!("the {} init", other.name()),
+    }
+}
+
 // ANCHOR: print_matrix
 /// The last layer's cross-attention, averaged over heads, and where each row
 /// looks hardest.
-fn print_matrix(maps: &AttentionMaps, digits: &[i64]) -> Panel {
+fn print_matrix(maps: &AttentionMaps, digits: &[i64], init: Init) -> Panel {
     println!("input {digits:?} -> prediction {:?}\n", maps.prediction);
-    let main = cross_panel(maps, "trained with the course's init");
+    let main =
+        cross_panel(maps, &format!("trained with {}", init_phrase(init)));
     let heads = maps.cross[0].len();
     println!("cross-attention, last layer, mean of {heads} heads");
     println!("(rows: decoder input, columns: source)");
@@ -157,10 +180,11 @@ fn compare_with_slow_learner(
     main: &Panel,
     out: &Path,
     files: &mut Batch,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let slow_maps = attention_maps(slow, digits)?;
-    let title = "framework-default init (chapter 09's slow run)";
-    let other = cross_panel(&slow_maps, title);
+    let title =
+        format!("{} (chapter 09's slow run)", init_phrase(slow.config.init));
+    let other = cross_panel(&slow_maps, &title);
     let prediction = &slow_maps.prediction;
     println!(
         "\nthe slow learner on the same input -> prediction {prediction:?}"
@@ -176,8 +200,7 @@ fn compare_with_slow_learner(
     let fig = Figure::weights(title, 2, true, AXES);
     let both = [main.clone(), other];
     files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &both)?)?;
-    println!("wrote {}", path.display());
-    Ok(())
+    Ok(format!("wrote {}", path.display()))
 }
 // ANCHOR_END: ablation
 
@@ -186,8 +209,9 @@ fn draw_every_head(
     maps: &AttentionMaps,
     out: &Path,
     files: &mut Batch,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let (src, tgt) = (&maps.source_labels, &maps.target_labels);
+    let mut wrote = Vec::new();
     let kinds = [
         (
             "encoder_self",
@@ -205,7 +229,6 @@ fn draw_every_head(
         ),
         ("cross", "Cross-attention", &maps.cross, tgt, src),
     ];
-    println!();
     for (file, title, layers, rows, cols) in kinds {
         let heads = layers[0].len();
         let mut panels = Vec::new();
@@ -224,7 +247,10 @@ fn draw_every_head(
         let fig = Figure::weights(&title, heads, false, ("key", "query"));
         files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &panels)?)?;
         let n = layers.len();
-        println!("wrote {} ({n} layers × {heads} heads)", path.display());
+        wrote.push(format!(
+            "wrote {} ({n} layers × {heads} heads)",
+            path.display()
+        ));
     }
-    Ok(())
+    Ok(wrote)
 }

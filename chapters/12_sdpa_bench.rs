@@ -12,10 +12,11 @@ use transformer_course::cli::{
     DeviceChoice,
 };
 use transformer_course::config::TransformerConfig;
+use transformer_course::limits::{self, attention_cost, fits, longest_sweep};
 use transformer_course::memory::{
     peak_memory, serve_large_allocations_with_mmap, MemoryMethod,
 };
-use transformer_course::output::check_writable;
+use transformer_course::output::{bytes_text, check_writable};
 use transformer_course::plot::{parse_figure_path, save, sweep_plot};
 use transformer_course::sdpa::{
     log_log_slope, manual_causal_forward, mib, score_matrix_bytes,
@@ -78,7 +79,7 @@ fn run(args: Args) -> Result<()> {
     check_writable(&args.plot)?;
     set_threads(args.threads);
     let device = select_device(args.device)?;
-    let s = sizes(&args, device)?;
+    let mut s = sizes(&args, device)?;
     let cuda = device.is_cuda();
     let dtype = if cuda { "bf16 autocast" } else { "fp32" };
     let method = MemoryMethod::for_device(device);
@@ -89,6 +90,11 @@ fn run(args: Args) -> Result<()> {
         tch::get_num_threads()
     );
     println!("memory = {}\n", method.describe());
+    if !cuda {
+        // Out of memory on the CPU is no error libtorch can catch: the kernel
+        // kills the process. Refuse, or shorten the sweep, before allocating.
+        s.sweep_max = within_memory(s)?;
+    }
 
     tch::manual_seed(0);
     let vs = nn::VarStore::new(device);
@@ -120,6 +126,47 @@ fn run(args: Args) -> Result<()> {
     save(&args.plot, |format| sweep_plot(format, &rows, &subtitle))?;
     println!("\nplot written to {}", args.plot.display());
     Ok(())
+}
+
+/// Refuses a main measurement that would not fit in the memory available, warns
+/// before a slow one, and returns the longest sweep length that fits.
+fn within_memory(s: Sizes) -> Result<i64> {
+    let Some(available) = limits::mem_available() else {
+        return Ok(s.sweep_max);
+    };
+    let cost = |l| attention_cost(s.b, l, s.d, s.h);
+    let need = cost(s.l).bytes;
+    ensure!(
+        fits(need, available),
+        "B={} L={} d_model={} h={} needs about {} for the hand-written path, \
+         more than 90 % of the {} this machine has available: give a smaller \
+         --len, --batch or --d-model",
+        s.b,
+        s.l,
+        s.d,
+        s.h,
+        bytes_text(need),
+        bytes_text(available)
+    );
+    let gflop = cost(s.l).flops / 1e9;
+    if gflop > 300.0 {
+        eprintln!(
+            "note: one call of the hand-written path costs about {gflop:.0} \
+             GFLOP here, and each measurement makes at least five: this takes \
+             minutes"
+        );
+    }
+    let max = longest_sweep(s.b, s.d, s.h, s.sweep_max, available);
+    if max * 2 <= s.sweep_max {
+        println!(
+            "(the sweep stops at L={max}: L={} would need about {}, and {} is \
+             available)",
+            max * 2,
+            bytes_text(cost(max * 2).bytes),
+            bytes_text(available)
+        );
+    }
+    Ok(max)
 }
 
 fn sizes(args: &Args, device: Device) -> Result<Sizes> {

@@ -1,16 +1,22 @@
 //! Checkpoints: every weight as fp32 in a safetensors file, with the model's config
-//! in the file's metadata so that a loader can refuse a checkpoint of another shape
-//! with a clear message.
+//! and a checksum of the weights in the file's metadata, so that a loader can
+//! refuse a checkpoint of another shape, or a damaged one, with a clear message.
+//!
+//! Loading is bounded by the file: the header's length is checked against the
+//! file's size, the config against sane bounds, and every tensor's shape against
+//! the config, all before the model is allocated, so a crafted file cannot make
+//! the loader allocate more than the file holds (plus the position tables, whose
+//! size the bounds cap).
 use std::collections::BTreeMap;
+use std::fmt;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::{json, Value};
 use tch::{nn, Device, Kind, Tensor};
 
 use crate::config::{Init, TransformerConfig};
-use crate::layers::parameter_count;
 use crate::transformer::Transformer;
 
 /// Where `09_train_reverse` writes and chapters 10–11 read by default.
@@ -42,18 +48,37 @@ pub fn checkpoint_bytes(
     config: &TransformerConfig,
 ) -> Result<Vec<u8>> {
     let named: BTreeMap<String, Tensor> = vs.variables().into_iter().collect();
-    let mut header = serde_json::Map::new();
-    header.insert("__metadata__".into(), metadata(config));
+    let mut shapes = Vec::new();
     let mut data: Vec<u8> = Vec::new();
     for (name, t) in &named {
         let t = t.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
         let values = Vec::<f32>::try_from(&t.flatten(0, -1))?;
-        let start = data.len();
         data.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        shapes.push((name.clone(), t.size()));
+    }
+    let mut bytes = header_bytes(config, &shapes, checksum(&data))?;
+    bytes.extend(data);
+    Ok(bytes)
+}
+// ANCHOR_END: save
+
+/// The 8-byte length and the JSON header for tensors of `shapes`, stored one
+/// after the other in this order, each as fp32.
+fn header_bytes(
+    config: &TransformerConfig,
+    shapes: &[(String, Vec<i64>)],
+    sum: u64,
+) -> Result<Vec<u8>> {
+    let mut header = serde_json::Map::new();
+    header.insert("__metadata__".into(), metadata(config, sum));
+    let mut end = 0;
+    for (name, shape) in shapes {
+        let start = end;
+        end += 4 * shape.iter().product::<i64>();
         let info = json!({
             "dtype": "F32",
-            "shape": t.size(),
-            "data_offsets": [start, data.len()],
+            "shape": shape,
+            "data_offsets": [start, end],
         });
         header.insert(name.clone(), info);
     }
@@ -63,12 +88,21 @@ pub fn checkpoint_bytes(
     header.resize(header.len().next_multiple_of(8), b' ');
     let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
     bytes.extend(header);
-    bytes.extend(data);
     Ok(bytes)
 }
-// ANCHOR_END: save
 
-fn metadata(c: &TransformerConfig) -> Value {
+/// The size in bytes of the checkpoint of a model with `config`, known before
+/// the model exists: a program can reserve the space before a long training.
+pub fn checkpoint_size(config: &TransformerConfig) -> Result<u64> {
+    check_bounds(config)?;
+    let shapes = expected_tensors(config);
+    let data: i64 = shapes.iter().map(|(_, s)| s.iter().product::<i64>()).sum();
+    // Every checksum has 16 hex digits, so any value gives the right length.
+    let header = header_bytes(config, &shapes, 0)?;
+    Ok(header.len() as u64 + 4 * data as u64)
+}
+
+fn metadata(c: &TransformerConfig, sum: u64) -> Value {
     let fields = [
         ("format", FORMAT.to_string()),
         ("src_vocab", c.src_vocab.to_string()),
@@ -79,70 +113,62 @@ fn metadata(c: &TransformerConfig) -> Value {
         ("num_layers", c.num_layers.to_string()),
         ("max_len", c.max_len.to_string()),
         ("init", c.init.name().to_string()),
+        ("checksum", format!("{CHECKSUM}:{sum:016x}")),
     ];
     let map: BTreeMap<&str, String> = fields.into_iter().collect();
     json!(map)
 }
 
+/// The name of the checksum in the metadata, before its value.
+const CHECKSUM: &str = "fnv1a64";
+
+/// FNV-1a over the tensor bytes. Each step is a bijection of the running state
+/// for a given byte, so any change of a single byte changes the sum: a flipped
+/// bit is always found, and other damage almost always.
+fn checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The error for a checkpoint path where there is no file. A program can
+/// recognise it (`downcast_ref`) and say how to make one.
+#[derive(Debug)]
+pub struct MissingCheckpoint(pub PathBuf);
+
+impl fmt::Display for MissingCheckpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no checkpoint at {}", self.0.display())
+    }
+}
+
+impl std::error::Error for MissingCheckpoint {}
+
 // ANCHOR: load
 /// Loads a checkpoint written by `save_checkpoint` onto `device` for inference
 /// (dropout 0). Returns the model built from the config stored in the file; the
-/// caller checks that it suits its task.
+/// caller checks that it suits its task. Everything the file claims is checked
+/// before the model is allocated.
 pub fn load_checkpoint(
     path: &Path,
     device: Device,
 ) -> Result<(nn::VarStore, Transformer)> {
     let shown = path.display();
-    let mut file = open_regular_file(path)?;
-    let (header_len, header) = read_header(&mut file, path)?;
-    let config = config_from_header(&header, path)?;
+    let file = CheckedFile::read(path)?;
     let mut vs = nn::VarStore::new(device);
-    let model = Transformer::new(vs.root(), config).with_context(|| {
-        format!("{shown}: its configuration is not a valid model")
-    })?;
-    // Refuse a file of the wrong size before reading it all.
-    let expected = 8 + header_len + 4 * parameter_count(&vs) as u64;
-    let actual = file.metadata()?.len();
-    ensure!(
-        actual == expected,
-        "{shown} is {actual} bytes, but a checkpoint of its configuration \
-         ({}) is {expected} bytes: the file is damaged or not one of ours",
-        config.shape_summary()
-    );
-    let mut buf = Vec::with_capacity(actual as usize);
-    std::fs::File::open(path)?
-        .read_to_end(&mut buf)
-        .with_context(|| format!("cannot read {shown}"))?;
-    let tensors = safetensors::SafeTensors::deserialize(&buf).map_err(|e| {
-        anyhow::anyhow!("{shown} is not a valid safetensors file ({e:?})")
-    })?;
+    let model =
+        Transformer::new(vs.root(), file.config).with_context(|| {
+            format!("{shown}: its configuration is not a valid model")
+        })?;
     tch::no_grad(|| -> Result<()> {
         for (name, mut var) in vs.variables() {
-            let view = tensors.tensor(&name).map_err(|_| {
-                anyhow::anyhow!("{shown} has no tensor '{name}'")
-            })?;
-            let shape: Vec<i64> =
-                view.shape().iter().map(|&d| d as i64).collect();
-            let want = var.size();
-            ensure!(
-                shape == want,
-                "{shown}: '{name}' has shape {shape:?}, the model needs {want:?}"
-            );
-            ensure!(
-                view.dtype() == safetensors::Dtype::F32,
-                "{shown}: '{name}' is not fp32"
-            );
-            let values: Vec<f32> = view
-                .data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
+            let values = file.values(&name)?;
             ensure!(
                 values.iter().all(|v| v.is_finite()),
                 "{shown}: '{name}' holds NaN or infinite values; \
                  the run that wrote it diverged, so train again"
             );
-            let t = Tensor::from_slice(&values).view(shape.as_slice());
+            let t = Tensor::from_slice(&values).view(var.size().as_slice());
             var.copy_(&t.to_device(device));
         }
         Ok(())
@@ -152,42 +178,262 @@ pub fn load_checkpoint(
 }
 // ANCHOR_END: load
 
-fn open_regular_file(path: &Path) -> Result<std::fs::File> {
+/// A checkpoint read whole and checked against its own header: a config within
+/// bounds, the tensors that config needs with their shapes, the file's size, and
+/// the checksum when there is one.
+struct CheckedFile {
+    config: TransformerConfig,
+    /// name → where its values start in `data`, and how many bytes.
+    offsets: BTreeMap<String, (usize, usize)>,
+    data: Vec<u8>,
+    path: PathBuf,
+}
+
+impl CheckedFile {
+    fn read(path: &Path) -> Result<CheckedFile> {
+        let shown = path.display();
+        let (mut file, size) = open_regular_file(path)?;
+        let not_ours = || format!("{shown} is not a safetensors checkpoint");
+        let mut len = [0u8; 8];
+        file.read_exact(&mut len).with_context(not_ours)?;
+        let n = u64::from_le_bytes(len);
+        ensure!(
+            n > 1 && n <= MAX_HEADER && 8 + n <= size,
+            "{} (its header claims {n} bytes, the file has {size})",
+            not_ours()
+        );
+        let mut header = vec![0u8; n as usize];
+        file.read_exact(&mut header).with_context(not_ours)?;
+        let header: Value =
+            serde_json::from_slice(&header).with_context(not_ours)?;
+        let config = config_from_header(&header, path)?;
+        let offsets = tensor_offsets(&header, &config, path)?;
+        let expected =
+            8 + n + offsets.values().map(|o| o.1 as u64).sum::<u64>();
+        ensure!(
+            size == expected,
+            "{shown} is {size} bytes, but a checkpoint of its configuration \
+             ({}) is {expected} bytes: the file is damaged or not one of ours",
+            config.shape_summary()
+        );
+        let mut data = vec![0u8; (size - 8 - n) as usize];
+        file.read_exact(&mut data)
+            .with_context(|| format!("cannot read {shown}"))?;
+        verify_checksum(&header, &data, path)?;
+        Ok(CheckedFile {
+            config,
+            offsets,
+            data,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The values of tensor `name`, which `read` checked is there.
+    fn values(&self, name: &str) -> Result<Vec<f32>> {
+        let &(start, len) = self.offsets.get(name).with_context(|| {
+            format!("{} has no tensor '{name}'", self.path.display())
+        })?;
+        let bytes = &self.data[start..start + len];
+        let floats = bytes.chunks_exact(4);
+        Ok(floats
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    }
+}
+
+/// Opens `path` if it is a regular file (a FIFO would block, a device never
+/// ends), with its size.
+fn open_regular_file(path: &Path) -> Result<(std::fs::File, u64)> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "no checkpoint at {shown}: train first with \
-             `cargo run --release --bin 09_train_reverse`"
-        ),
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read {shown}"))
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(MissingCheckpoint(path.to_path_buf()).into())
         }
+        Err(e) => bail!("cannot read {shown}: {}", e),
     };
     ensure!(
         meta.is_file(),
         "{shown} is not a regular file, so not a checkpoint"
     );
-    std::fs::File::open(path).with_context(|| format!("cannot open {shown}"))
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot open {shown}: {}", e))?;
+    Ok((file, meta.len()))
 }
 
-/// Reads the 8-byte length and the JSON header that follows it.
-fn read_header(file: &mut std::fs::File, path: &Path) -> Result<(u64, Value)> {
+/// Checks that the header lists exactly the tensors `config` needs, each fp32
+/// with its shape, stored back to back; returns where each one's bytes are.
+fn tensor_offsets(
+    header: &Value,
+    config: &TransformerConfig,
+    path: &Path,
+) -> Result<BTreeMap<String, (usize, usize)>> {
     let shown = path.display();
-    let not_ours = || format!("{shown} is not a safetensors checkpoint");
-    let mut len = [0u8; 8];
-    file.read_exact(&mut len).with_context(not_ours)?;
-    let n = u64::from_le_bytes(len);
+    let entries = header.as_object().context("no header")?;
+    let mut offsets = BTreeMap::new();
+    for (name, shape) in expected_tensors(config) {
+        let entry = entries
+            .get(&name)
+            .with_context(|| format!("{shown} has no tensor '{name}'"))?;
+        ensure!(
+            entry.get("dtype").and_then(Value::as_str) == Some("F32"),
+            "{shown}: '{name}' is not fp32"
+        );
+        let dims: Option<Vec<i64>> = entry
+            .get("shape")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_i64).collect());
+        ensure!(
+            dims.as_ref() == Some(&shape),
+            "{shown}: '{name}' has shape {}, the model of its configuration \
+             needs {shape:?}",
+            entry.get("shape").map_or("none".into(), Value::to_string)
+        );
+        let at = |i: usize| {
+            entry
+                .get("data_offsets")
+                .and_then(|o| o.get(i))
+                .and_then(Value::as_u64)
+        };
+        let (start, end) = at(0).zip(at(1)).with_context(|| {
+            format!("{shown}: '{name}' has no valid data offsets")
+        })?;
+        let len = 4 * shape.iter().product::<i64>() as u64;
+        ensure!(
+            end.checked_sub(start) == Some(len),
+            "{shown}: '{name}' claims bytes {start}..{end}, but its shape \
+             holds {len}"
+        );
+        offsets.insert(name, (start as usize, len as usize));
+    }
+    let extra = entries
+        .keys()
+        .find(|k| *k != "__metadata__" && !offsets.contains_key(*k));
+    if let Some(name) = extra {
+        bail!("{shown} has a tensor '{name}' that its configuration lacks");
+    }
+    // Back to back from 0: no tensor overlaps another or lies past the end.
+    let mut spans: Vec<(usize, usize)> = offsets.values().copied().collect();
+    spans.sort();
+    let mut end = 0;
+    for (start, len) in spans {
+        ensure!(
+            start == end,
+            "{shown}: its tensors overlap or leave gaps, so it is damaged"
+        );
+        end = start + len;
+    }
+    Ok(offsets)
+}
+
+fn verify_checksum(header: &Value, data: &[u8], path: &Path) -> Result<()> {
+    let shown = path.display();
+    let field = header
+        .get("__metadata__")
+        .and_then(|m| m.get("checksum"))
+        .and_then(Value::as_str);
+    let Some(field) = field else {
+        eprintln!(
+            "note: {shown} has no checksum (it was saved before checksums \
+             were written), so damage to its weights cannot be detected"
+        );
+        return Ok(());
+    };
+    let stored = field
+        .strip_prefix(CHECKSUM)
+        .and_then(|s| s.strip_prefix(':'))
+        .and_then(|s| u64::from_str_radix(s, 16).ok())
+        .with_context(|| {
+            format!("{shown}: its checksum '{field}' is not one of ours")
+        })?;
     ensure!(
-        n > 1 && n <= MAX_HEADER,
-        "{} (its header length is {n})",
-        not_ours()
+        checksum(data) == stored,
+        "{shown} is damaged: its weights do not match the checksum written \
+         with them"
     );
-    let mut header = vec![0u8; n as usize];
-    file.read_exact(&mut header).with_context(not_ours)?;
-    let value: Value =
-        serde_json::from_slice(&header).with_context(not_ours)?;
-    Ok((n, value))
+    Ok(())
+}
+
+/// The bounds a checkpoint's config must keep, far above the course's model
+/// (vocab 13, d_model 128, 2 layers, max_len 14) and far below what would
+/// exhaust a machine: each is checked before anything is allocated.
+pub const BOUNDS: [(&str, i64); 6] = [
+    ("vocab", 1 << 20),
+    ("d_model", 1 << 14),
+    ("d_ff", 1 << 16),
+    ("num_layers", 256),
+    ("max_len", 1 << 16),
+    // The two position tables are max_len × d_model fp32 each.
+    ("max_len × d_model", 1 << 26),
+];
+
+fn check_bounds(c: &TransformerConfig) -> Result<()> {
+    let values = [
+        ("vocab", c.src_vocab.max(c.tgt_vocab)),
+        ("d_model", c.d_model),
+        ("d_ff", c.d_ff),
+        ("num_layers", c.num_layers),
+        ("max_len", c.max_len),
+        ("max_len × d_model", c.max_len.saturating_mul(c.d_model)),
+    ];
+    for ((name, value), (_, bound)) in values.into_iter().zip(BOUNDS) {
+        ensure!(
+            value <= bound,
+            "its {name} is {value}, above the {bound} any checkpoint of this \
+             course can have"
+        );
+    }
+    c.validate()
+}
+
+/// Every variable a model with `config` has, by VarStore name, with its shape,
+/// sorted by name as `checkpoint_bytes` stores them. A test checks that this
+/// follows the model's constructors.
+pub fn expected_tensors(c: &TransformerConfig) -> Vec<(String, Vec<i64>)> {
+    let (d, ff) = (c.d_model, c.d_ff);
+    let mut out = Vec::new();
+    let sides = [
+        ("encoder", c.src_vocab, &["ln1", "ln2"][..], &["mha"][..]),
+        (
+            "decoder",
+            c.tgt_vocab,
+            &["ln1", "ln2", "ln3"],
+            &["self_mha", "cross_mha"],
+        ),
+    ];
+    for (side, vocab, norms, attentions) in sides {
+        out.push((format!("{side}.embed.emb.weight"), vec![vocab, d]));
+        for l in 0..c.num_layers {
+            let p = format!("{side}.layers.{l}");
+            for ln in norms {
+                linear(&mut out, &format!("{p}.{ln}"), None, d);
+            }
+            for mha in attentions {
+                for w in ["W_q", "W_k", "W_v", "W_o"] {
+                    linear(&mut out, &format!("{p}.{mha}.{w}"), Some(d), d);
+                }
+            }
+            linear(&mut out, &format!("{p}.ffn.lin1"), Some(d), ff);
+            linear(&mut out, &format!("{p}.ffn.lin2"), Some(ff), d);
+        }
+        linear(&mut out, &format!("{side}.ln_final"), None, d);
+    }
+    linear(&mut out, "out_proj", Some(d), c.tgt_vocab);
+    out.sort();
+    out
+}
+
+/// A weight and a bias of `fan_out` values: a Linear's weight is
+/// [fan_out, fan_in], a LayerNorm's (no `fan_in`) is [fan_out].
+fn linear(
+    out: &mut Vec<(String, Vec<i64>)>,
+    p: &str,
+    fan_in: Option<i64>,
+    fan_out: i64,
+) {
+    let weight = fan_in.map_or(vec![fan_out], |i| vec![fan_out, i]);
+    out.push((format!("{p}.weight"), weight));
+    out.push((format!("{p}.bias"), vec![fan_out]));
 }
 
 fn config_from_header(
@@ -214,7 +460,7 @@ fn config_from_header(
             .with_context(|| format!("{shown}: unknown init '{name}'"))?,
         None => Init::Paper,
     };
-    Ok(TransformerConfig {
+    let config = TransformerConfig {
         src_vocab: number("src_vocab")?,
         tgt_vocab: number("tgt_vocab")?,
         d_model: number("d_model")?,
@@ -224,7 +470,11 @@ fn config_from_header(
         max_len: number("max_len")?,
         dropout: 0.0,
         init,
-    })
+    };
+    check_bounds(&config).map_err(|e| {
+        anyhow::anyhow!("{shown} cannot be a checkpoint of this course: {e}")
+    })?;
+    Ok(config)
 }
 
 /// Checks that a loaded model speaks the reversal task's vocabulary and covers its

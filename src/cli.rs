@@ -31,22 +31,191 @@ pub fn select_device(choice: DeviceChoice) -> Result<Device> {
 
 /// Runs a program's body and exits: 0 on success; on an error or a panic (which
 /// is how tch reports libtorch errors, out-of-memory included), one line on
-/// stderr and exit code 1, never a backtrace or Rust's debug format.
+/// stderr and exit code 1, never Rust's debug format. With `RUST_BACKTRACE` set,
+/// a panic also shows where it happened and its backtrace. Also: a deleted
+/// working directory is reported before anything else runs, signals are handled
+/// as `interrupt` describes, and a reader that closes stdout early (`| head`)
+/// does not stop the program: its output goes nowhere, its files are written.
 pub fn run_main(body: impl FnOnce() -> Result<()>) -> ! {
-    std::panic::set_hook(Box::new(|_| {})); // reported below, in one line
-    let code =
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-            Ok(Ok(())) => 0,
-            Ok(Err(e)) => {
-                eprintln!("error: {}", first_line(&format!("{e:#}")));
-                1
+    // Keeps the check below in every program (the linker drops what nothing uses).
+    std::hint::black_box(&CHECK_WORKING_DIRECTORY);
+    crate::interrupt::install();
+    let forwarder = stdout_guard::install();
+    std::panic::set_hook(Box::new(remember_panic));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    // Everything printed reaches the reader before the error line does.
+    stdout_guard::finish(forwarder);
+    let code = match outcome {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            say(&format!("error: {}", first_line(&format!("{e:#}"))));
+            1
+        }
+        Err(panic) => {
+            say(&format!("error: {}", panic_message(panic.as_ref())));
+            let place = PANIC_PLACE.lock().ok().and_then(|mut p| p.take());
+            if let Some(place) = place {
+                say(&place);
             }
-            Err(panic) => {
-                eprintln!("error: {}", panic_message(panic.as_ref()));
-                1
-            }
-        };
+            1
+        }
+    };
     std::process::exit(code)
+}
+
+/// Runs before any library's initialisers, libtorch's included: with the working
+/// directory deleted, oneMKL's would stop the program with a fatal error that
+/// names a library instead of the cause.
+#[used]
+#[link_section = ".preinit_array"]
+static CHECK_WORKING_DIRECTORY: extern "C" fn() = check_working_directory;
+
+extern "C" fn check_working_directory() {
+    let mut buf = [0u8; libc::PATH_MAX as usize];
+    // SAFETY: getcwd writes at most `buf.len()` bytes into our buffer.
+    let cwd = unsafe { libc::getcwd(buf.as_mut_ptr().cast(), buf.len()) };
+    let gone =
+        std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT);
+    if cwd.is_null() && gone {
+        let message: &[u8] = b"error: the working directory is gone: it was \
+            deleted or moved while the shell was in it, so cd to an existing \
+            folder and run again\n";
+        // SAFETY: write reads `message`, a live slice; _exit ends the process
+        // before anything else runs, which is what this check is for.
+        unsafe {
+            libc::write(2, message.as_ptr().cast(), message.len());
+            libc::_exit(1);
+        }
+    }
+}
+
+/// A line on stderr; a closed stderr is no reason to panic on the way out.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Where the last panic happened and its backtrace, kept only when
+/// `RUST_BACKTRACE` asks for them.
+static PANIC_PLACE: std::sync::Mutex<Option<String>> =
+    std::sync::Mutex::new(None);
+
+fn remember_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let wanted = std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0");
+    if !wanted {
+        return; // reported by run_main, in one line
+    }
+    let place = info
+        .location()
+        .map_or("an unknown place".into(), |l| l.to_string());
+    let trace = std::backtrace::Backtrace::force_capture();
+    if let Ok(mut p) = PANIC_PLACE.lock() {
+        *p = Some(format!("panicked at {place}\nbacktrace:\n{trace}"));
+    }
+}
+
+/// When stdout is a pipe, the program writes into a pipe of its own, and a
+/// thread copies that to the real stdout until the reader goes away (`| head`),
+/// then drops the rest: a closed stdout never fails a `println!`. When stderr is
+/// the same pipe (`2>&1 | …`), it goes through ours too, so that the two keep
+/// their order.
+mod stdout_guard {
+    use std::fs::File;
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, RawFd};
+    use std::thread::JoinHandle;
+
+    pub struct Guard {
+        thread: JoinHandle<()>,
+        /// The real stderr, when it was redirected into our pipe.
+        stderr: Option<RawFd>,
+    }
+
+    /// (device, inode) of a pipe descriptor; None for anything else.
+    fn pipe_id(fd: RawFd) -> Option<(u64, u64)> {
+        // SAFETY: fstat writes into a zeroed stat of our own and reads nothing
+        // else; a bad descriptor only makes it fail.
+        let st = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            (libc::fstat(fd, &mut st) == 0).then_some(st)?
+        };
+        let is_pipe = (st.st_mode & libc::S_IFMT) == libc::S_IFIFO;
+        is_pipe.then_some((st.st_dev, st.st_ino))
+    }
+
+    pub fn install() -> Option<Guard> {
+        let out = pipe_id(1)?;
+        let merged = pipe_id(2) == Some(out);
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills the two-element array; dup and dup2 act on
+        // descriptors this process owns, and each new descriptor is handed to
+        // exactly one owner (a File, or the guard for the saved stderr).
+        unsafe {
+            if libc::pipe(fds.as_mut_ptr()) != 0 {
+                return None;
+            }
+            let real = libc::dup(1);
+            let real_err = if merged { libc::dup(2) } else { 2 };
+            if real < 0 || real_err < 0 || libc::dup2(fds[1], 1) < 0 {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+                return None;
+            }
+            if merged {
+                libc::dup2(fds[1], 2);
+                crate::interrupt::set_stderr(real_err);
+            }
+            libc::close(fds[1]);
+            let (reader, real) =
+                (File::from_raw_fd(fds[0]), File::from_raw_fd(real));
+            Some(Guard {
+                thread: std::thread::spawn(move || {
+                    copy_until_closed(reader, real)
+                }),
+                stderr: merged.then_some(real_err),
+            })
+        }
+    }
+
+    fn copy_until_closed(mut reader: File, mut out: File) {
+        let mut buf = [0u8; 8192];
+        let mut open = true;
+        while let Ok(n @ 1..) = reader.read(&mut buf) {
+            open = open && out.write_all(&buf[..n]).is_ok();
+        }
+    }
+
+    /// Delivers everything printed so far, stops the copying, and gives stderr
+    /// back its real destination.
+    pub fn finish(guard: Option<Guard>) {
+        let _ = std::io::stdout().flush();
+        let Some(guard) = guard else { return };
+        let Ok(null) = File::options().write(true).open("/dev/null") else {
+            return;
+        };
+        use std::os::fd::AsRawFd;
+        // SAFETY: replaces descriptors 1 and 2 (our pipe's only write ends)
+        // with /dev/null and the saved stderr, so the copying thread reads
+        // end-of-file and returns.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), 1);
+            if let Some(fd) = guard.stderr {
+                libc::dup2(fd, 2);
+            }
+        }
+        let _ = guard.thread.join();
+    }
+}
+
+/// Adds the way to make a checkpoint to the error for a missing one.
+pub fn train_first(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast_ref::<crate::checkpoint::MissingCheckpoint>() {
+        Some(missing) => anyhow::anyhow!(
+            "{missing}: train first with \
+             `cargo run --release --bin 09_train_reverse`"
+        ),
+        None => e,
+    }
 }
 
 /// The one useful sentence of a panic payload: libtorch's message without the

@@ -47,6 +47,10 @@ pub struct RunHistory {
 /// Reads back a file written from `history_tsv`.
 pub fn read_history(path: &Path) -> Result<RunHistory> {
     let shown = path.display();
+    if path.exists() {
+        crate::output::check_readable(path)
+            .with_context(|| format!("cannot read {shown} as a history"))?;
+    }
     let bytes = std::fs::read(path).with_context(|| {
         format!("cannot read {shown}: train that run first, or check the path")
     })?;

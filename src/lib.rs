@@ -55,6 +55,8 @@ pub mod cli;
 pub mod engine;
 pub mod graph;
 pub mod history;
+pub mod interrupt;
+pub mod limits;
 pub mod memory;
 pub mod optim;
 pub mod output;

@@ -1,20 +1,44 @@
 //! Every file the programs write goes through here: paths are checked before any
 //! work starts, and files are written to a temporary name and renamed, so that a
 //! failure or a kill never leaves a half-written file where a good one was.
+//!
+//! An output must be a regular file or not exist yet. A symbolic link as the
+//! output itself is refused, not followed (links among the folders above it are
+//! followed): replacing a link would cut it, and writing through it would land
+//! the file somewhere the command line does not show.
 use std::fs::{self, File};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{bail, ensure, Context, Result};
 
+use crate::interrupt::{self, Registered};
+
 /// Checks, before any work, that `path` can be written: its folder exists or can
-/// be created, `path` is not a folder, and a file can be created beside it. Creates
-/// the folder. A run that could not save its result should not start.
+/// be created, `path` is not a folder, a link or any other non-regular file, and
+/// a file can be created beside it. Creates the folder. A run that could not save
+/// its result should not start.
 pub fn check_writable(path: &Path) -> Result<()> {
     let shown = path.display();
     ensure!(!path.as_os_str().is_empty(), "an output path is empty");
-    if let Ok(meta) = fs::metadata(path) {
-        ensure!(!meta.is_dir(), "cannot write {shown}: it is a directory");
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let to = fs::read_link(path).unwrap_or_default();
+            bail!(
+                "cannot write {shown}: it is a symbolic link (to {}), and \
+                 outputs do not follow links; name the file itself",
+                to.display()
+            );
+        }
+        ensure!(!kind.is_dir(), "cannot write {shown}: it is a directory");
+        ensure!(
+            kind.is_file(),
+            "cannot write {shown}: it is a {}, not a regular file, and an \
+             output never replaces one",
+            kind_name(&kind)
+        );
     }
     let dir = folder_of(path);
     if let Err(e) = fs::create_dir_all(&dir) {
@@ -35,6 +59,86 @@ pub fn check_writable(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `check_writable` for every output of a program, after refusing two of them
+/// that are the same file (after following links and `..`), before anything is
+/// created. Each output comes with the name the program gives it in messages
+/// (its flag, say).
+pub fn check_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+    let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
+    for &(name, path) in outputs {
+        let real = resolve(path)?;
+        let same =
+            |s: &&(&str, &Path, PathBuf)| s.2 == real || same_file(s.1, path);
+        if let Some((other, first, _)) = seen.iter().find(same) {
+            bail!(
+                "{other} ({}) and {name} ({}) are the same file, so one \
+                 would overwrite the other: give them different paths",
+                first.display(),
+                path.display()
+            );
+        }
+        seen.push((name, path, real));
+    }
+    for &(_, path) in outputs {
+        check_writable(path)?;
+    }
+    Ok(())
+}
+
+/// Where `path` really is, whether or not it exists yet: each component that
+/// exists with its links followed, `.` and `..` applied as they come.
+fn resolve(path: &Path) -> Result<PathBuf> {
+    use std::path::Component;
+    let cwd =
+        std::env::current_dir().context("the working directory is gone")?;
+    let mut real = PathBuf::from("/");
+    for part in cwd.join(path).components() {
+        match part {
+            Component::ParentDir => {
+                real.pop();
+            }
+            Component::Normal(name) => {
+                real.push(name);
+                if let Ok(target) = fs::canonicalize(&real) {
+                    real = target;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(real)
+}
+
+fn kind_name(kind: &fs::FileType) -> &'static str {
+    if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_socket() {
+        "socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "device"
+    } else {
+        "special file"
+    }
+}
+
+/// Refuses `path` as an input unless it is a regular file: reading a FIFO
+/// blocks until someone writes to it, and a device may never end.
+pub fn check_readable(path: &Path) -> Result<()> {
+    let meta = fs::metadata(path)?;
+    let kind = meta.file_type();
+    ensure!(
+        kind.is_file(),
+        "{} is a {}, not a regular file",
+        path.display(),
+        if kind.is_dir() {
+            "directory"
+        } else {
+            kind_name(&kind)
+        }
+    );
+    Ok(())
+}
+
 /// Writes `path` atomically, creating its folder if needed: `write` fills a
 /// temporary file in the same folder (its name ends in the same extension, so
 /// that format-by-extension writers work), which is flushed to disk and renamed
@@ -49,12 +153,115 @@ pub fn write_atomic(
     batch.commit()
 }
 
+/// Space set aside before a long computation for the file it will produce: a
+/// temporary beside the target, allocated at the file's full size, so that a full
+/// disk or a file-size limit is found at the start, not after hours of work.
+/// `Batch::stage_reserved` writes the real bytes into it. Dropped unused, the
+/// temporary is removed.
+pub struct Reserved {
+    tmp: PathBuf,
+    target: PathBuf,
+    file: File,
+    _registered: Registered,
+}
+
+/// Reserves `size` bytes for `path` (see `Reserved`).
+pub fn reserve(path: &Path, size: u64) -> Result<Reserved> {
+    let shown = path.display();
+    remove_stale_temporaries(path);
+    let tmp = temporary_name(path, &std::process::id().to_string());
+    let registered = interrupt::register(&tmp);
+    let file = File::create_new(&tmp)
+        .map_err(|e| anyhow::anyhow!("cannot write {shown}: {e}"))?;
+    let reserved = Reserved {
+        tmp,
+        target: path.to_path_buf(),
+        file,
+        _registered: registered,
+    };
+    allocate(&reserved.file, size).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot set aside the {} that {shown} will need: {}",
+            bytes_text(size),
+            space_error(&e)
+        )
+    })?;
+    Ok(reserved)
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.tmp);
+    }
+}
+
+/// Gives the file `size` bytes of real disk blocks: posix_fallocate, or zeros
+/// where the file system cannot allocate.
+fn allocate(file: &File, size: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let len = libc::off_t::try_from(size)
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EFBIG))?;
+    // SAFETY: the descriptor belongs to `file`, open for writing, for the whole
+    // call; posix_fallocate touches nothing else.
+    let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) };
+    match r {
+        0 => Ok(()),
+        libc::EOPNOTSUPP | libc::EINVAL => {
+            let zeros = vec![0u8; 1 << 20];
+            let mut at = 0;
+            while at < size {
+                let n = (size - at).min(zeros.len() as u64) as usize;
+                file.write_all_at(&zeros[..n], at)?;
+                at += n as u64;
+            }
+            file.sync_all()
+        }
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// An I/O error in words, with what to do about a full disk or a size limit.
+fn space_error(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            "the disk (or the quota) is full; free some space or write \
+             elsewhere"
+                .into()
+        }
+        Some(libc::EFBIG) => "it is over this process's file-size limit \
+                              (ulimit -f); raise the limit or write elsewhere"
+            .into(),
+        _ => e.to_string(),
+    }
+}
+
+/// 3725308 → "3.6 MiB"
+pub fn bytes_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => {
+            format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64)
+        }
+        n if n >= 1 << 20 => {
+            format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
+        }
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} bytes"),
+    }
+}
+
 /// Several files that appear together or not at all: each is staged to its
-/// temporary, and only when every one was written are they renamed into place.
+/// temporary, and only when every one was written are they renamed into place;
+/// if a rename fails, the files already replaced get their old content back.
 /// Dropping a batch without `commit` removes what it staged.
 #[derive(Default)]
 pub struct Batch {
-    staged: Vec<(PathBuf, PathBuf)>, // (temporary, target)
+    staged: Vec<Staged>,
+}
+
+struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    _registered: Registered,
 }
 
 impl Batch {
@@ -66,6 +273,7 @@ impl Batch {
     ) -> Result<()> {
         remove_stale_temporaries(path);
         let tmp = temporary_name(path, &std::process::id().to_string());
+        let registered = interrupt::register(&tmp);
         let written = fs::create_dir_all(folder_of(path))
             .map_err(anyhow::Error::from)
             .and_then(|()| write(&tmp))
@@ -79,7 +287,11 @@ impl Batch {
             return Err(e)
                 .with_context(|| format!("cannot write {}", path.display()));
         }
-        self.staged.push((tmp, path.to_path_buf()));
+        self.staged.push(Staged {
+            tmp,
+            target: path.to_path_buf(),
+            _registered: registered,
+        });
         Ok(())
     }
 
@@ -88,24 +300,113 @@ impl Batch {
         self.stage(path, |tmp| Ok(fs::write(tmp, bytes)?))
     }
 
-    /// Renames every staged file into place.
-    pub fn commit(mut self) -> Result<()> {
-        for (tmp, path) in std::mem::take(&mut self.staged) {
-            if let Err(e) = fs::rename(&tmp, &path) {
-                let _ = fs::remove_file(&tmp);
-                return Err(e).with_context(|| {
-                    format!("cannot write {}", path.display())
-                });
-            }
+    /// Writes `bytes` into space reserved earlier, which does not grow the
+    /// file when `bytes` is the size reserved.
+    pub fn stage_reserved(
+        &mut self,
+        mut reserved: Reserved,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let shown = reserved.target.display().to_string();
+        let written = reserved
+            .file
+            .write_all_at(bytes, 0)
+            .and_then(|()| reserved.file.set_len(bytes.len() as u64))
+            .and_then(|()| reserved.file.sync_all());
+        if let Err(e) = written {
+            bail!("cannot write {shown}: {}", space_error(&e));
         }
+        // The batch owns the temporary now; the reservation must not remove it.
+        let tmp = std::mem::take(&mut reserved.tmp);
+        let registered =
+            std::mem::replace(&mut reserved._registered, Registered::none());
+        self.staged.push(Staged {
+            tmp,
+            target: std::mem::take(&mut reserved.target),
+            _registered: registered,
+        });
         Ok(())
     }
+
+    /// Renames every staged file into place: all of them, or, if one cannot be,
+    /// none (those already renamed are put back).
+    pub fn commit(mut self) -> Result<()> {
+        let staged = std::mem::take(&mut self.staged);
+        let result = install_all(&staged);
+        for s in &staged {
+            let _ = fs::remove_file(&s.tmp);
+        }
+        result
+    }
+}
+
+/// The renames of `commit`, with their undo.
+fn install_all(staged: &[Staged]) -> Result<()> {
+    // What a rename cannot replace is refused before the first one.
+    for s in staged {
+        if let Ok(meta) = fs::symlink_metadata(&s.target) {
+            ensure!(
+                meta.is_file(),
+                "cannot write {}: it is no longer a regular file",
+                s.target.display()
+            );
+        }
+    }
+    // (target, a hard link to its old content if it had one)
+    let mut done: Vec<(&Path, Option<PathBuf>)> = Vec::new();
+    let mut failure = None;
+    for s in staged {
+        let backup = keep_old(&s.target);
+        match backup.and_then(|b| {
+            fs::rename(&s.tmp, &s.target).map(|()| b).map_err(|e| {
+                anyhow::anyhow!("cannot write {}: {e}", s.target.display())
+            })
+        }) {
+            Ok(b) => done.push((&s.target, b)),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    match failure {
+        None => {
+            for (_, backup) in done {
+                if let Some(b) = backup {
+                    let _ = fs::remove_file(b);
+                }
+            }
+            Ok(())
+        }
+        Some(e) => {
+            for (target, backup) in done.into_iter().rev() {
+                let _ = match backup {
+                    Some(b) => fs::rename(b, target),
+                    None => fs::remove_file(target),
+                };
+            }
+            Err(e)
+        }
+    }
+}
+
+/// A second name for `path`'s current content, so that a failed batch can put it
+/// back; None when there is no such file.
+fn keep_old(path: &Path) -> Result<Option<PathBuf>> {
+    if fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    let backup = temporary_name(path, &std::process::id().to_string());
+    fs::hard_link(path, &backup)
+        .or_else(|_| fs::copy(path, &backup).map(|_| ()))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Some(backup))
 }
 
 impl Drop for Batch {
     fn drop(&mut self) {
-        for (tmp, _) in &self.staged {
-            let _ = fs::remove_file(tmp);
+        for s in &self.staged {
+            let _ = fs::remove_file(&s.tmp);
         }
     }
 }
@@ -113,6 +414,48 @@ impl Drop for Batch {
 /// `write_atomic` for bytes in memory.
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, |tmp| Ok(fs::write(tmp, bytes)?))
+}
+
+/// Writes `bytes` somewhere safe after the save to `path` failed: beside it,
+/// then in the temporary folder, then in the working directory. Returns where.
+pub fn write_rescue(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let stem = path
+        .file_stem()
+        .map_or("output".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+    let name = format!("{stem}.rescued-{}{ext}", std::process::id());
+    let places = [folder_of(path), std::env::temp_dir(), PathBuf::from(".")];
+    let mut last = None;
+    for dir in places {
+        let rescue = dir.join(&name);
+        match write_bytes_atomic(&rescue, bytes) {
+            Ok(()) => return Ok(rescue),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("at least one place was tried"))
+}
+
+/// The error of a failed final save, after writing `bytes` to a rescue path
+/// (see `write_rescue`): the message says where the work is now, or that it
+/// could not be kept anywhere.
+pub fn rescued(
+    path: &Path,
+    bytes: &[u8],
+    error: anyhow::Error,
+) -> anyhow::Error {
+    let first = format!("{error:#}");
+    match write_rescue(path, bytes) {
+        Ok(rescue) => anyhow::anyhow!(
+            "{first}; the result was written to {} instead",
+            rescue.display()
+        ),
+        Err(e) => anyhow::anyhow!(
+            "{first}; writing it elsewhere failed too ({e:#}), so it is lost"
+        ),
+    }
 }
 
 fn folder_of(path: &Path) -> PathBuf {
@@ -158,8 +501,17 @@ fn remove_stale_temporaries(path: &Path) {
 }
 
 fn process_is_alive(pid: i32) -> bool {
-    // Signal 0 delivers nothing; it only asks whether the process exists.
+    // SAFETY: kill with signal 0 delivers nothing; it only asks whether the
+    // process exists, and reads no memory of ours.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0
         || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether two paths are one file on disk (hard links included).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
 }

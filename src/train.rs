@@ -281,7 +281,7 @@ pub struct History {
 }
 
 /// What `fit` tells its caller as it goes. Both calls do nothing unless the
-/// caller says otherwise; `on_step` may stop the run (`ControlFlow::Break`).
+/// caller says otherwise; either may stop the run (`ControlFlow::Break`).
 pub trait Observer {
     fn on_step(
         &mut self,
@@ -292,7 +292,9 @@ pub trait Observer {
     ) -> ControlFlow<()> {
         ControlFlow::Continue(())
     }
-    fn on_epoch(&mut self, _report: &EpochReport) {}
+    fn on_epoch(&mut self, _report: &EpochReport) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
 }
 
 /// Nothing to tell.
@@ -334,8 +336,10 @@ pub fn fit(
             val_exact_match: em,
             lr: t.lr_at(t.step + 1),
         };
-        observer.on_epoch(&report);
         history.epochs.push(report);
+        if observer.on_epoch(&report).is_break() {
+            break; // stopped after this epoch
+        }
     }
     Ok(history)
 }

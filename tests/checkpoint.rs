@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use rstest::rstest;
 use tch::{Device, Kind, Tensor};
 use transformer_course::checkpoint::{
-    checkpoint_bytes, ensure_reverse_task, load_checkpoint, save_checkpoint,
+    checkpoint_bytes, checkpoint_size, ensure_reverse_task, expected_tensors,
+    load_checkpoint, save_checkpoint, MissingCheckpoint,
 };
 use transformer_course::config::{Init, TransformerConfig};
 use transformer_course::data::make_dataset;
@@ -119,12 +120,19 @@ fn a_killed_saves_temporary_is_cleaned_up_by_the_next_save() {
     );
 }
 
+/// The library says what is missing, in its own terms; the programs add how to
+/// make one (tests/cli_errors.rs checks their advice).
 #[test]
-fn missing_checkpoint_says_how_to_make_one() {
-    let err = load_err(Path::new("/nonexistent/x.safetensors"));
-    assert!(
-        err.contains("no checkpoint") && err.contains("09_train_reverse"),
-        "{err}"
+fn a_missing_checkpoint_is_an_error_the_programs_can_recognise() {
+    let path = Path::new("/nonexistent/x.safetensors");
+    let Err(err) = load_checkpoint(path, Device::Cpu) else {
+        panic!("a missing file loaded");
+    };
+    let missing = err.downcast_ref::<MissingCheckpoint>().expect("typed");
+    assert_eq!(missing.0, path);
+    assert_eq!(
+        err.to_string(),
+        "no checkpoint at /nonexistent/x.safetensors"
     );
 }
 
@@ -227,4 +235,159 @@ fn a_model_of_another_task_is_refused_by_the_programs() {
     let (_vs, model) = load_checkpoint(&path, Device::Cpu).unwrap();
     assert_eq!(model.config.d_model, 64);
     ensure_reverse_task(&model, &path).unwrap();
+}
+
+// ---- loading is bounded by the file ------------------------------------------------------
+
+/// The parts of a checkpoint file: its JSON header and its tensor bytes.
+fn split(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    (header, bytes[8 + n..].to_vec())
+}
+
+/// A file from a header and tensor bytes, padded as safetensors wants.
+fn join(header: &serde_json::Value, data: &[u8]) -> Vec<u8> {
+    let mut h = serde_json::to_string(header).unwrap().into_bytes();
+    h.resize(h.len().next_multiple_of(8), b' ');
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend(h);
+    out.extend(data);
+    out
+}
+
+/// A tiny checkpoint's bytes changed by `edit`, written to a file of its own.
+fn crafted(
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value, &mut Vec<u8>),
+) -> PathBuf {
+    let (vs, m) = model_with(tiny_config(), 0);
+    let (mut header, mut data) =
+        split(&checkpoint_bytes(&vs, &m.config).unwrap());
+    edit(&mut header, &mut data);
+    let path = temp_path(name);
+    std::fs::write(&path, join(&header, &data)).unwrap();
+    path
+}
+
+fn set_meta(header: &mut serde_json::Value, key: &str, value: &str) {
+    header["__metadata__"][key] = serde_json::Value::String(value.into());
+}
+
+/// Metadata claiming a model far bigger than the file is refused from the
+/// header alone: in well under a second, before any allocation.
+#[rstest]
+#[case::a_million_layers("num_layers", "1000000", "num_layers is 1000000")]
+#[case::huge_width("d_model", "1048576", "d_model is 1048576")]
+#[case::huge_vocab("src_vocab", "4000000000", "vocab is 4000000000")]
+#[case::huge_max_len("max_len", "1000000000", "max_len is 1000000000")]
+#[case::huge_ffn("d_ff", "100000000", "d_ff is 100000000")]
+fn a_config_beyond_sane_bounds_is_refused_at_once(
+    #[case] key: &str,
+    #[case] value: &str,
+    #[case] mentions: &str,
+) {
+    let path =
+        crafted(&format!("bounds-{key}"), |h, _| set_meta(h, key, value));
+    let t = std::time::Instant::now();
+    let err = load_err(&path);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(
+        err.contains(mentions) && err.contains("cannot be a checkpoint"),
+        "{err}"
+    );
+}
+
+/// A config within bounds but unlike the tensors in the file (a larger model
+/// claimed, or a tensor of another shape) is refused before the model is built.
+#[test]
+fn tensors_unlike_the_declared_config_are_refused() {
+    let path = crafted("more-layers", |h, _| set_meta(h, "num_layers", "200"));
+    let err = load_err(&path);
+    assert!(err.contains("has no tensor 'decoder.layers."), "{err}");
+    let path = crafted("shape", |h, _| {
+        h["out_proj.bias"]["shape"] = serde_json::json!([26]);
+    });
+    let err = load_err(&path);
+    assert!(err.contains("'out_proj.bias' has shape [26]"), "{err}");
+    let path = crafted("offsets", |h, _| {
+        h["out_proj.bias"]["data_offsets"] = serde_json::json!([0, 52]);
+    });
+    let err = load_err(&path);
+    assert!(err.contains("overlap"), "{err}");
+    let path = crafted("extra", |h, _| {
+        h["spare.weight"] = h["out_proj.bias"].clone();
+    });
+    assert!(load_err(&path).contains("'spare.weight'"));
+}
+
+#[test]
+fn a_header_longer_than_the_file_is_refused() {
+    let path = temp_path("header-past-end");
+    let mut bytes = 4096u64.to_le_bytes().to_vec();
+    bytes.extend(b"{}      ");
+    std::fs::write(&path, bytes).unwrap();
+    let err = load_err(&path);
+    assert!(
+        err.contains("header claims 4096 bytes, the file has 16"),
+        "{err}"
+    );
+}
+
+/// Well-formed files with wrong weights: one flipped byte, all zeros.
+#[rstest]
+#[case::one_flipped_byte(1)]
+#[case::all_zeros(0)]
+fn damaged_weights_are_found_by_the_checksum(#[case] how: u8) {
+    let path = crafted(&format!("damaged-weights-{how}"), |_, data| {
+        if how == 1 {
+            let i = data.len() / 3;
+            data[i] ^= 0x10;
+        } else {
+            data.iter_mut().for_each(|b| *b = 0);
+        }
+    });
+    let err = load_err(&path);
+    assert!(
+        err.contains("is damaged") && err.contains("checksum"),
+        "{err}"
+    );
+}
+
+/// Files saved before checksums existed still load (the notice goes to stderr).
+#[test]
+fn an_old_checkpoint_without_a_checksum_still_loads() {
+    let path = crafted("old", |h, _| {
+        h["__metadata__"]
+            .as_object_mut()
+            .unwrap()
+            .remove("checksum");
+    });
+    let (_vs, model) = load_checkpoint(&path, Device::Cpu).unwrap();
+    assert_eq!(model.config.d_model, tiny_config().d_model);
+}
+
+/// What `expected_tensors` predicts is what the constructors build, so the
+/// checks before allocation and the reserved size are right.
+#[rstest]
+#[case::tiny(tiny_config())]
+#[case::course(TransformerConfig::reverse_task())]
+#[case::three_layers(TransformerConfig { num_layers: 3, src_vocab: 17, ..tiny_config() })]
+fn the_predicted_tensors_and_size_match_the_model(
+    #[case] cfg: TransformerConfig,
+) {
+    let (vs, _) = model_with(cfg, 0);
+    let mut built: Vec<(String, Vec<i64>)> = vs
+        .variables()
+        .into_iter()
+        .map(|(n, t)| (n, t.size()))
+        .collect();
+    built.sort();
+    assert_eq!(expected_tensors(&cfg), built);
+    let bytes = checkpoint_bytes(&vs, &cfg).unwrap();
+    assert_eq!(checkpoint_size(&cfg).unwrap(), bytes.len() as u64);
 }

@@ -43,7 +43,10 @@ struct Run {
 fn run_in(dir: Option<&Path>, bin: &str, args: &[&str]) -> Run {
     let t = Instant::now();
     let mut cmd = Command::new(bin);
-    cmd.args(args).env("CUDA_VISIBLE_DEVICES", "");
+    // Backtraces off: with them, a panic rightly prints more than one line.
+    cmd.args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env_remove("RUST_BACKTRACE");
     if let Some(dir) = dir {
         cmd.current_dir(dir);
     }

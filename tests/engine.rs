@@ -127,8 +127,9 @@ fn fit_reports_every_step_and_can_be_stopped() {
                 ControlFlow::Continue(())
             }
         }
-        fn on_epoch(&mut self, r: &EpochReport) {
+        fn on_epoch(&mut self, r: &EpochReport) -> ControlFlow<()> {
             self.epochs.push(r.epoch);
+            ControlFlow::Continue(())
         }
     }
     let _rng = common::global_rng();

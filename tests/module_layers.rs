@@ -31,6 +31,7 @@ const SUPPORT: &[&str] = &[
     "checkpoint",
     "cli",
     "engine",
+    "interrupt",
     "graph",
     "history",
     "limits",

@@ -1,0 +1,442 @@
+//! A finished run is never lost, outputs never land on each other or on what is
+//! not a regular file, and odd environments (a file-size limit, a signal, a closed
+//! stdout, a deleted working directory, a FIFO) get a sentence, not a hang or a
+//! silent death. These run the real binaries, as a user would.
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tch::Device;
+use transformer_course::checkpoint::{load_checkpoint, save_checkpoint};
+use transformer_course::config::{Init, TransformerConfig};
+
+mod common;
+
+const TRAIN: &str = env!("CARGO_BIN_EXE_09_train_reverse");
+const DECODE: &str = env!("CARGO_BIN_EXE_10_greedy_decode");
+const CROSS: &str = env!("CARGO_BIN_EXE_11_cross_attention");
+const SDPA: &str = env!("CARGO_BIN_EXE_12_sdpa_bench");
+
+/// A folder of this test's own, empty.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("course-reliability-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every name in `dir`, hidden ones included, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A chapter program on the CPU, with Rust's backtraces off (they are asked
+/// for in one test only).
+fn command(bin: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env_remove("RUST_BACKTRACE");
+    cmd
+}
+
+struct Done {
+    code: Option<i32>,
+    signal: Option<i32>,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+fn finish(cmd: &mut Command) -> Done {
+    let t = Instant::now();
+    let out = cmd.output().expect("the program runs");
+    use std::os::unix::process::ExitStatusExt;
+    Done {
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took: t.elapsed(),
+    }
+}
+
+/// Exit code 1 and one line, "error: …", that mentions `mentions`.
+fn assert_refused(r: &Done, mentions: &str) {
+    let err = &r.stderr;
+    assert_eq!(r.code, Some(1), "must fail with exit code 1: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line expected, got: {err}");
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(mentions),
+        "'{}' should mention '{mentions}'",
+        lines[0]
+    );
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Sends `signal` to a child process.
+fn signal(child: &Child, signal: i32) {
+    let pid = child.id() as i32;
+    // SAFETY: kill reads no memory; the pid is our own child, not yet reaped
+    // (we wait for it afterwards), so it cannot name another process.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+/// Reads the child's stdout until a line starts with `prefix` (training has
+/// started once "optimizer=" is printed); returns what was read.
+fn wait_for_line(child: &mut Child, prefix: &str) -> String {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut reader = BufReader::new(stdout);
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).unwrap();
+        assert!(n > 0, "the program ended before '{prefix}': {seen}");
+        seen += &line;
+        if line.starts_with(prefix) {
+            // Keep draining in the background so the child never blocks on a
+            // full pipe.
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut reader, &mut std::io::sink());
+            });
+            return seen;
+        }
+    }
+}
+
+// ---- a run is never lost ------------------------------------------------------------------
+
+/// A file-size limit below the checkpoint's size is found before training, not
+/// after it; the signal it raises (SIGXFSZ) becomes a sentence, and nothing is
+/// left behind.
+#[test]
+fn a_file_size_limit_is_found_before_training() {
+    let dir = temp_dir("ulimit");
+    let out = dir.join("model.safetensors");
+    let script = format!(
+        "ulimit -f 64 && exec \"$0\" --out '{}' --epochs 1000",
+        out.display()
+    );
+    // `sh -c SCRIPT BIN`: the script sees the binary as $0.
+    let r = finish(&mut command("sh", &["-c", &script, TRAIN]));
+    assert_eq!(r.signal, None, "killed by a signal: {}", r.stderr);
+    assert_refused(&r, "file-size limit");
+    assert!(
+        r.took < Duration::from_secs(30),
+        "found only after {:?}",
+        r.took
+    );
+    assert!(names(&dir).is_empty(), "left behind: {:?}", names(&dir));
+}
+
+/// A signal during training without --save-on-interrupt: the run ends at once
+/// with 128 + the signal, says that nothing was saved, and removes the space
+/// it had reserved for the checkpoint.
+#[test]
+fn a_signal_during_training_leaves_no_temporary() {
+    let dir = temp_dir("sigterm");
+    let out = dir.join("model.safetensors");
+    let mut child = command(TRAIN, &["--out", path_str(&out)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut child, "optimizer=");
+    let reserved = names(&dir);
+    assert!(
+        reserved.len() == 1 && reserved[0].starts_with(".model.safetensors.tmp-"),
+        "the checkpoint's space should be reserved during training: {reserved:?}"
+    );
+    signal(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(128 + libc::SIGTERM));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing was saved"), "{err}");
+    assert!(names(&dir).is_empty(), "left behind: {:?}", names(&dir));
+}
+
+/// --save-on-interrupt keeps what was trained; and when the final save cannot
+/// land where it should (here a folder took the checkpoint's name during the
+/// run), the model is written to a rescue path that the error names.
+#[test]
+fn an_interrupted_run_is_saved_and_a_failed_save_is_rescued() {
+    let dir = temp_dir("rescue");
+    let out = dir.join("model.safetensors");
+    let args = [
+        "--out",
+        path_str(&out),
+        "--epochs",
+        "1000",
+        "--train-samples",
+        "128",
+        "--save-on-interrupt",
+    ];
+    let mut child = command(TRAIN, &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut child, "optimizer=");
+    std::fs::create_dir(&out).unwrap();
+    signal(&child, libc::SIGINT);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("will be saved at the end of this epoch"),
+        "{err}"
+    );
+    let last = err.lines().last().unwrap_or("");
+    let rescue = last
+        .split("written to ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" instead"))
+        .unwrap_or_else(|| panic!("no rescue path in: {err}"));
+    let (_vs, model) = load_checkpoint(Path::new(rescue), Device::Cpu)
+        .expect("the rescued file is a whole checkpoint");
+    assert_eq!(
+        model.config.d_model,
+        TransformerConfig::reverse_task().d_model
+    );
+    let left = names(&dir);
+    assert!(
+        left.iter().all(|n| !n.starts_with('.')),
+        "temporaries left behind: {left:?}"
+    );
+}
+
+// ---- outputs are distinct, regular and checked -------------------------------------------
+
+#[test]
+fn two_outputs_on_one_file_are_refused_before_any_work() {
+    let dir = temp_dir("same");
+    let d = path_str(&dir);
+    let cases = [
+        (
+            vec![
+                "--out".into(),
+                format!("{d}/x.svg"),
+                "--plot".into(),
+                format!("{d}/x.svg"),
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "--out".into(),
+                format!("{d}/sub/m.safetensors"),
+                "--plot".into(),
+                format!("{d}/sub/p.svg"),
+                "--loss-plot".into(),
+                format!("{d}/sub/../sub/./p.svg"),
+            ],
+            "--loss-plot",
+        ),
+    ];
+    for (args, mentions) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = finish(&mut command(TRAIN, &args));
+        assert_refused(&r, "are the same file");
+        assert!(r.stderr.contains(mentions), "{}", r.stderr);
+        assert!(r.took < Duration::from_secs(30));
+    }
+    assert!(names(&dir).is_empty(), "created: {:?}", names(&dir));
+    // Two names of one file (a hard link) are one output too.
+    std::fs::write(dir.join("a.svg"), "old").unwrap();
+    std::fs::hard_link(dir.join("a.svg"), dir.join("b.svg")).unwrap();
+    let (a, b) = (dir.join("a.svg"), dir.join("b.svg"));
+    let r = finish(&mut command(
+        TRAIN,
+        &[
+            "--out",
+            &format!("{d}/m.safetensors"),
+            "--plot",
+            path_str(&a),
+            "--loss-plot",
+            path_str(&b),
+        ],
+    ));
+    assert_refused(&r, "are the same file");
+}
+
+#[test]
+fn outputs_on_a_fifo_a_device_or_a_link_are_refused() {
+    let dir = temp_dir("special");
+    let fifo = dir.join("fifo.safetensors");
+    mkfifo(&fifo);
+    let link = dir.join("link.safetensors");
+    std::os::unix::fs::symlink(dir.join("elsewhere.safetensors"), &link)
+        .unwrap();
+    for (out, mentions) in [
+        (fifo.as_path(), "it is a FIFO"),
+        (Path::new("/dev/null"), "it is a device"),
+        (link.as_path(), "symbolic link"),
+    ] {
+        let r = finish(&mut command(TRAIN, &["--out", path_str(out)]));
+        assert_refused(&r, mentions);
+    }
+    // Both are still what they were.
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+/// Reading a FIFO would block for ever: it is refused instead.
+#[test]
+fn a_fifo_as_input_is_refused_at_once() {
+    let dir = temp_dir("fifo-in");
+    let fifo = dir.join("runs.history.tsv");
+    mkfifo(&fifo);
+    let plot = dir.join("p.svg");
+    let out = dir.join("m.safetensors");
+    let mut child = command(
+        TRAIN,
+        &[
+            "--out",
+            path_str(&out),
+            "--plot",
+            path_str(&plot),
+            "--compare",
+            path_str(&fifo),
+        ],
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("blocked on the FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("FIFO"), "{err}");
+}
+
+// ---- clean edges -----------------------------------------------------------------------
+
+/// `… | head`: the reader goes away early; the program still finishes its work,
+/// writes its figure, and exits 0 without a word about a broken pipe.
+#[test]
+fn a_closed_stdout_ends_quietly_with_the_figure_written() {
+    let dir = temp_dir("pipe");
+    let plot = dir.join("sweep.svg");
+    let mut child = command(
+        SDPA,
+        &[
+            "--quick",
+            "--len",
+            "32",
+            "--sweep-max",
+            "128",
+            "--plot",
+            path_str(&plot),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    drop(child.stdout.take()); // the reader is gone before the first line
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.trim().is_empty(), "{err}");
+    assert!(plot.is_file(), "the figure was not written");
+}
+
+#[test]
+fn a_deleted_working_directory_is_named_as_such() {
+    let dir = temp_dir("gone");
+    let gone = dir.join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let script = "cd \"$1\" && rmdir \"$1\" && exec \"$0\" 7 3 0";
+    let r =
+        finish(&mut command("sh", &["-c", script, DECODE, path_str(&gone)]));
+    assert_refused(&r, "working directory is gone");
+}
+
+/// The figure's title names the init the checkpoint says it was trained from.
+#[test]
+fn figure_titles_name_the_checkpoints_init() {
+    let dir = temp_dir("titles");
+    let cfg = TransformerConfig {
+        init: Init::FrameworkDefault,
+        ..TransformerConfig::reverse_task()
+    };
+    let ckpt = dir.join("m.safetensors");
+    let (vs, _) = common::model_with(cfg, 0);
+    save_checkpoint(&vs, &cfg, &ckpt).unwrap();
+    let figures = dir.join("figures");
+    let r = finish(&mut command(
+        CROSS,
+        &[
+            "--checkpoint",
+            path_str(&ckpt),
+            "--out-dir",
+            path_str(&figures),
+        ],
+    ));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let svg = std::fs::read_to_string(figures.join("11_cross_attention.svg"))
+        .unwrap();
+    assert!(svg.contains("framework-default init"), "title: {svg:.300}");
+    assert!(!svg.contains("course's init"));
+    // "wrote" comes after the figures are in place, once per file.
+    let wrote = r.stdout.lines().filter(|l| l.starts_with("wrote ")).count();
+    assert_eq!(wrote, 5, "{}", r.stdout);
+}
+
+// ---- benchmarks refuse what the machine cannot hold --------------------------------------
+
+#[test]
+fn the_sdpa_bench_refuses_a_size_the_machine_cannot_hold() {
+    let dir = temp_dir("sdpa-huge");
+    let plot = dir.join("sweep.svg");
+    let r = finish(&mut command(
+        SDPA,
+        &[
+            "--quick",
+            "--len",
+            "65536",
+            "--batch",
+            "1024",
+            "--plot",
+            path_str(&plot),
+        ],
+    ));
+    assert_refused(&r, "available");
+    assert!(r.stderr.contains("--len"), "{}", r.stderr);
+    assert!(
+        r.took < Duration::from_secs(30),
+        "refused only after {:?}",
+        r.took
+    );
+    assert!(!plot.exists());
+}
