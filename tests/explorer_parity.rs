@@ -111,7 +111,13 @@ fn base64_decode(text: &str) -> Vec<u8> {
 /// checkpoint of 09_train_reverse would be, into `dir`.
 fn shipped_as_checkpoint(dir: &Path) -> PathBuf {
     let path = repo().join("book/src/explorer/weights.js");
-    let text = std::fs::read_to_string(&path).expect("weights.js exists");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}): export the trained checkpoint with \
+             `scripts/regen-outputs.sh --only export_explorer`",
+            path.display()
+        )
+    });
     let start = text
         .find("globalThis.EXPLORER_WEIGHTS = ")
         .expect("weights.js sets EXPLORER_WEIGHTS")
@@ -419,6 +425,7 @@ fn the_page_model_matches_the_rust_model_on_the_shipped_weights() {
     // The shipped weights are a trained model, not a stub.
     assert!(reversed * 10 >= GREEDY_SAMPLES * 9, "{reversed} reversed");
     assert!(still * 2 < n_broken as usize, "{still} still reversed");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -457,6 +464,7 @@ fn the_page_reads_a_checkpoint_of_another_shape() {
     {
         assert_same_pass(rust, &js_pass(js), &format!("small model, row {i}"));
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -538,4 +546,5 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         assert!(msg.contains(phrase), "page, {name}: {msg}");
         assert!(msg.contains(&format!("{name}.safetensors")), "{msg}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -232,7 +232,8 @@
   /** A heatmap as a canvas: white for 0 to deep blue for 1, as chapter 11's figures. */
   function heatmap(value, rowLabels, colLabels, isOff, title) {
     // Four maps side by side in the book's column, whatever the length.
-    const cell = Math.max(8, Math.min(16, Math.floor(124 / Math.max(rowLabels.length, colLabels.length))));
+    const fit = Math.min(Math.floor(124 / colLabels.length), Math.floor(180 / rowLabels.length));
+    const cell = Math.max(8, Math.min(16, fit));
     const [left, top] = [34, 32];
     const width = left + cell * colLabels.length + 2;
     const height = top + cell * rowLabels.length + 2;
