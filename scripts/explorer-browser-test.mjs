@@ -155,8 +155,10 @@ async function basics(s, url, shots) {
   let out = await s.text(result);
   check(out === "5 9 0 3 7", `${url}: 7 3 0 9 5 gives 5 9 0 3 7`, out);
   const peaks = await s.js(antiDiagonal);
-  check(JSON.stringify(peaks) === JSON.stringify([4, 3, 2, 1, 0, 5]),
-    "the last layer's cross-attention peaks on the anti-diagonal, then <eos>", JSON.stringify(peaks));
+  // The row that writes <eos> may look at the source <eos> or at its first digit
+  // (chapter 11 shows both models); the digit rows must mirror the source.
+  check(JSON.stringify(peaks.slice(0, 5)) === JSON.stringify([4, 3, 2, 1, 0]),
+    "the last layer's cross-attention peaks on the anti-diagonal", `row peaks at columns ${JSON.stringify(peaks)}`);
   if (!shots) return;
   await s.shot("#explorer", path.join(shots, "explorer_reverse.png"));
 
