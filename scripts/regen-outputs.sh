@@ -50,6 +50,8 @@ RUNS='
 # The slow learner first: the main run draws its history beside its own.
 09_train_reverse_framework-default         09_train_reverse    --init framework-default --out checkpoints/framework-default.safetensors
 09_train_reverse                           09_train_reverse    --compare checkpoints/framework-default.history.tsv --plot book/src/figures/09_init_ablation.svg --loss-plot book/src/figures/09_loss_per_step.svg --schedule-plot book/src/figures/09_lr_schedule.svg
+# The checkpoint just trained, in fp16, for the attention explorer page (explorer.md).
+export_explorer                            export_explorer     --checkpoint checkpoints/reverse_transformer.safetensors --out book/src/explorer/weights.js
 # The same recipe with bf16 autocast on the CPU (engineering notes).
 09_train_reverse_bf16                      09_train_reverse    --precision bf16 --out checkpoints/bf16.safetensors
 10_greedy_decode                           10_greedy_decode    --out-dir book/src/figures

@@ -422,13 +422,11 @@ fn check_output_file(
         ));
         return;
     };
-    if !layout
-        .code_root
-        .join("chapters")
-        .join(format!("{bin}.rs"))
-        .is_file()
-    {
-        problems.push(layout.problem(file, 1, format!("the command names binary '{bin}', but chapters/{bin}.rs does not exist {included_from}")));
+    // A chapter binary, or a support binary kept under scripts/ (export_explorer).
+    let source =
+        |dir: &str| layout.code_root.join(dir).join(format!("{bin}.rs"));
+    if !source("chapters").is_file() && !source("scripts").is_file() {
+        problems.push(layout.problem(file, 1, format!("the command names binary '{bin}', but neither chapters/{bin}.rs nor scripts/{bin}.rs exists {included_from}")));
     }
 }
 

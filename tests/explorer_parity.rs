@@ -1,0 +1,550 @@
+//! The book's attention explorer runs the model in JavaScript
+//! (book/src/explorer/model.js). These tests run that code under Node
+//! (tests/explorer/parity.js) and hold it to the Rust model on the same weights:
+//!
+//! - logits within 1e-3 and attention weights within 1e-4 (absolute), on
+//!   teacher-forced passes over padded validation rows, with and without heads
+//!   switched off;
+//! - identical greedy outputs on the first 300 samples of the recipe's
+//!   validation set (seed 1); 300 rather than 1,000 keeps the test to seconds
+//!   in a debug build, the JavaScript side being the slow one;
+//! - the same files refused, with the same sentences, as `load_checkpoint`.
+//!
+//! The weights are the shipped ones, book/src/explorer/weights.js (fp16). Without
+//! Node the tests print "skipped: no node" and pass, except under CI=true, where
+//! a missing Node is a failure.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use tch::{nn, Device, Kind, Tensor};
+use transformer_course::checkpoint::{
+    checkpoint_bytes, ensure_reverse_task, load_checkpoint, save_checkpoint,
+};
+use transformer_course::config::{Init, TransformerConfig};
+use transformer_course::data::{make_dataset, row};
+use transformer_course::generate::greedy_decode;
+use transformer_course::transformer::{
+    make_causal_mask, make_padding_mask, Transformer,
+};
+use transformer_course::vocab::{EOS_ID, SEQ_LEN};
+
+mod common;
+use common::model_with;
+
+const LOGIT_TOLERANCE: f64 = 1e-3;
+const WEIGHT_TOLERANCE: f64 = 1e-4;
+const GREEDY_SAMPLES: usize = 300;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether Node is here. Without it the test is skipped, unless CI=true.
+fn have_node() -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but there is no `node` on PATH: the explorer's parity \
+             test must run in CI (Debian: apt-get install nodejs)"
+        );
+        println!("skipped: no node");
+    }
+    ok
+}
+
+/// An empty folder of this test's own.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("course-explorer-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the Node driver on `request`; returns its response.
+fn node(dir: &Path, request: &Value) -> Value {
+    let (req, resp) = (dir.join("request.json"), dir.join("response.json"));
+    std::fs::write(&req, request.to_string()).unwrap();
+    let out = Command::new("node")
+        .arg(repo().join("tests/explorer/parity.js"))
+        .args([&req, &resp])
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "the explorer's JavaScript failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&resp).unwrap()).unwrap()
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a') as u32 + 26,
+            b'0'..=b'9' => (c - b'0') as u32 + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    for chunk in text.as_bytes().chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c != b'=')
+            .fold(0, |n, (i, &c)| n | value(c) << (18 - 6 * i));
+        let bytes = chunk.iter().filter(|&&c| c != b'=').count() - 1;
+        out.extend(&n.to_be_bytes()[1..1 + bytes]);
+    }
+    out
+}
+
+/// The shipped weights (book/src/explorer/weights.js), in fp32, saved as a
+/// checkpoint of 09_train_reverse would be, into `dir`.
+fn shipped_as_checkpoint(dir: &Path) -> PathBuf {
+    let path = repo().join("book/src/explorer/weights.js");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}): export the trained checkpoint with \
+             `scripts/regen-outputs.sh --only export_explorer`",
+            path.display()
+        )
+    });
+    let start = text
+        .find("globalThis.EXPLORER_WEIGHTS = ")
+        .expect("weights.js sets EXPLORER_WEIGHTS")
+        + "globalThis.EXPLORER_WEIGHTS = ".len();
+    let shipped: Value =
+        serde_json::from_str(text[start..].trim_end().trim_end_matches(';'))
+            .unwrap();
+    let bytes = base64_decode(shipped["safetensors_base64"].as_str().unwrap());
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let meta = &header["__metadata__"];
+    let number = |k: &str| meta[k].as_str().unwrap().parse::<i64>().unwrap();
+    let config = TransformerConfig {
+        src_vocab: number("src_vocab"),
+        tgt_vocab: number("tgt_vocab"),
+        d_model: number("d_model"),
+        num_heads: number("num_heads"),
+        d_ff: number("d_ff"),
+        num_layers: number("num_layers"),
+        max_len: number("max_len"),
+        dropout: 0.0,
+        init: Init::Paper,
+    };
+    let tensors = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let vs = nn::VarStore::new(Device::Cpu);
+    let _model = Transformer::new(vs.root(), config).unwrap();
+    tch::no_grad(|| {
+        for (name, mut var) in vs.variables() {
+            let view = tensors.tensor(&name).unwrap();
+            assert_eq!(view.dtype(), safetensors::Dtype::F16, "{name}");
+            let t =
+                Tensor::from_data_size(view.data(), &var.size(), Kind::Half);
+            var.copy_(&t.to_kind(Kind::Float));
+        }
+    });
+    let out = dir.join("shipped.safetensors");
+    save_checkpoint(&vs, &config, &out).unwrap();
+    out
+}
+
+/// The decoder's and encoder's outputs of one teacher-forced pass, flattened.
+struct Pass {
+    logits: Vec<f64>,
+    encoder: Vec<Vec<f64>>,
+    decoder_self: Vec<Vec<f64>>,
+    cross: Vec<Vec<f64>>,
+}
+
+fn flat(t: &Tensor) -> Vec<f64> {
+    Vec::<f64>::try_from(&t.to_kind(Kind::Double).flatten(0, -1)).unwrap()
+}
+
+fn rust_pass(model: &Transformer, src: &[i64], tgt_in: &[i64]) -> Pass {
+    let src = Tensor::from_slice(src).unsqueeze(0); // [1, Ls]
+    let tgt = Tensor::from_slice(tgt_in).unsqueeze(0); // [1, Lt]
+    tch::no_grad(|| {
+        let src_mask = make_padding_mask(&src);
+        let (memory, enc) =
+            model.encoder.forward_with_weights(&src, &src_mask, false);
+        let (logits, dec) = model.decode_with_weights(
+            &tgt,
+            &memory,
+            &src_mask,
+            make_causal_mask,
+            false,
+        );
+        Pass {
+            logits: flat(&logits),
+            encoder: enc.iter().map(flat).collect(),
+            decoder_self: dec.iter().map(|w| flat(&w.self_attn)).collect(),
+            cross: dec.iter().map(|w| flat(&w.cross_attn)).collect(),
+        }
+    })
+}
+
+fn js_pass(v: &Value) -> Pass {
+    let nums = |v: &Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let layers =
+        |v: &Value| v.as_array().unwrap().iter().map(nums).collect::<Vec<_>>();
+    Pass {
+        logits: nums(&v["logits"]),
+        encoder: layers(&v["encoder"]),
+        decoder_self: layers(&v["decoder_self"]),
+        cross: layers(&v["cross"]),
+    }
+}
+
+fn max_diff(a: &[f64], b: &[f64], what: &str) -> f64 {
+    assert_eq!(a.len(), b.len(), "{what}: not the same number of values");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+fn assert_same_pass(rust: &Pass, js: &Pass, what: &str) {
+    let d = max_diff(&rust.logits, &js.logits, what);
+    assert!(
+        d <= LOGIT_TOLERANCE,
+        "{what}: logits differ by {d:.2e} (tolerance {LOGIT_TOLERANCE:e})"
+    );
+    for (kind, r, j) in [
+        ("encoder self-attention", &rust.encoder, &js.encoder),
+        (
+            "decoder self-attention",
+            &rust.decoder_self,
+            &js.decoder_self,
+        ),
+        ("cross-attention", &rust.cross, &js.cross),
+    ] {
+        assert_eq!(r.len(), j.len(), "{what}: {kind}: number of layers");
+        for (layer, (r, j)) in r.iter().zip(j).enumerate() {
+            let d = max_diff(r, j, what);
+            assert!(
+                d <= WEIGHT_TOLERANCE,
+                "{what}: {kind} of layer {layer} differs by {d:.2e} \
+                 (tolerance {WEIGHT_TOLERANCE:e})"
+            );
+        }
+    }
+}
+
+/// Heads switched off, as (sublayer, layer, head) with sublayer one of
+/// "encoder", "decoder_self", "cross".
+type Off<'a> = &'a [(&'a str, i64, i64)];
+
+/// The page's description of `off`.
+fn off_json(config: &TransformerConfig, off: Off) -> Value {
+    let mut v = json!({});
+    for sub in ["encoder", "decoder_self", "cross"] {
+        let layers: Vec<Vec<bool>> = (0..config.num_layers)
+            .map(|l| {
+                (0..config.num_heads)
+                    .map(|h| off.contains(&(sub, l, h)))
+                    .collect()
+            })
+            .collect();
+        v[sub] = json!(layers);
+    }
+    v
+}
+
+/// The model with the heads `off` switched off the way exercise
+/// ex02_head_ablation does it, by another road: W_o of merged heads is
+/// Σ_h W_o[:, columns of h] · head_h, so zeroing a head's output before W_o
+/// equals zeroing its d_k input columns of W_o.
+fn ablated(
+    vs: &nn::VarStore,
+    config: TransformerConfig,
+    off: Off,
+) -> Transformer {
+    let mut vs2 = nn::VarStore::new(Device::Cpu);
+    let model = Transformer::new(vs2.root(), config).unwrap();
+    vs2.copy(vs).unwrap();
+    let vars = vs2.variables();
+    let d_k = config.d_k();
+    tch::no_grad(|| {
+        for &(sub, layer, head) in off {
+            let module = match sub {
+                "encoder" => format!("encoder.layers.{layer}.mha"),
+                "decoder_self" => format!("decoder.layers.{layer}.self_mha"),
+                _ => format!("decoder.layers.{layer}.cross_mha"),
+            };
+            let w = &vars[&format!("{module}.W_o.weight")];
+            let _ = w.narrow(1, head * d_k, d_k).zero_();
+        }
+    });
+    model
+}
+
+/// A greedy output up to and with its first EOS.
+fn until_eos(tokens: &[i64]) -> Vec<i64> {
+    match tokens.iter().position(|&t| t == EOS_ID) {
+        Some(i) => tokens[..=i].to_vec(),
+        None => tokens.to_vec(),
+    }
+}
+
+#[test]
+fn the_page_model_matches_the_rust_model_on_the_shipped_weights() {
+    if !have_node() {
+        return;
+    }
+    let dir = temp_dir("shipped");
+    let ckpt = shipped_as_checkpoint(&dir);
+    let (vs, model) = load_checkpoint(&ckpt, Device::Cpu).unwrap();
+    let config = model.config;
+
+    // The recipe's validation set: reverse_data's seed data_seed + 1 = 1.
+    let val = make_dataset(GREEDY_SAMPLES, 1);
+    let digits: Vec<Vec<i64>> = (0..GREEDY_SAMPLES as i64)
+        .map(|i| transformer_course::vocab::digits_of(&row(&val.src, i)))
+        .collect();
+    let rust_greedy = greedy_decode(&model, &val.src, SEQ_LEN);
+
+    // Every layer's cross-attention off breaks the reversal; the page's
+    // ablation has to agree with the Rust one on what it decodes instead.
+    let cross_off: Vec<(&str, i64, i64)> = (0..config.num_layers)
+        .flat_map(|l| (0..config.num_heads).map(move |h| ("cross", l, h)))
+        .collect();
+    let broken = ablated(&vs, config, &cross_off);
+    let n_broken = 50;
+    let rust_broken =
+        greedy_decode(&broken, &val.src.narrow(0, 0, n_broken), SEQ_LEN);
+
+    let ablations: [Off; 4] = [
+        &[],
+        &[("cross", 0, 1)],
+        &[("encoder", 1, 0), ("decoder_self", 1, 3), ("cross", 1, 2)],
+        &cross_off,
+    ];
+    let forward_rows = [0i64, 1, 2, 3, 4, 5, 6, 7];
+    let mut forward = Vec::new();
+    let mut expected = Vec::new();
+    for (a, off) in ablations.iter().enumerate() {
+        let m = ablated(&vs, config, off);
+        for &i in &forward_rows {
+            let src = row(&val.src, i);
+            let tgt = row(&val.tgt, i);
+            let tgt_in = &tgt[..SEQ_LEN - 1]; // teacher forcing, PAD included
+            forward.push(json!({
+                "src": src, "tgt_in": tgt_in, "off": off_json(&config, off)
+            }));
+            expected.push((a, i, rust_pass(&m, &src, tgt_in)));
+        }
+    }
+    let mut greedy: Vec<Value> = digits
+        .iter()
+        .map(|d| json!({ "digits": d, "off": null }))
+        .collect();
+    let off_cross = off_json(&config, &cross_off);
+    greedy.extend(
+        digits[..n_broken as usize]
+            .iter()
+            .map(|d| json!({ "digits": d, "off": off_cross })),
+    );
+    let weights_js = repo().join("book/src/explorer/weights.js");
+    let response = node(
+        &dir,
+        &json!({
+            "weights_js": weights_js,
+            "greedy": greedy,
+            "forward": forward,
+            "same_as_checkpoint": ckpt,
+        }),
+    );
+    println!(
+        "node: {} greedy decodes and {} passes in {:.0} ms",
+        greedy.len(),
+        forward.len(),
+        response["ms"].as_f64().unwrap()
+    );
+
+    // The fp16 file read by the page and the fp32 checkpoint it became: the same.
+    assert_eq!(response["same_as_checkpoint"].as_f64(), Some(0.0));
+
+    for ((a, i, rust), js) in
+        expected.iter().zip(response["forward"].as_array().unwrap())
+    {
+        let what = format!("validation row {i}, ablation {:?}", ablations[*a]);
+        assert_same_pass(rust, &js_pass(js), &what);
+    }
+
+    let js_greedy: Vec<Vec<i64>> = response["greedy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect()
+        })
+        .collect();
+    let (plain, cut) = js_greedy.split_at(GREEDY_SAMPLES);
+    let mut reversed = 0;
+    for (i, js) in plain.iter().enumerate() {
+        let rust = until_eos(&row(&rust_greedy, i as i64));
+        assert_eq!(&rust, js, "greedy output of {:?}", digits[i]);
+        let want: Vec<i64> = digits[i].iter().rev().copied().collect();
+        reversed += (transformer_course::vocab::digits_of(js) == want) as usize;
+    }
+    let mut still = 0;
+    for (i, js) in cut.iter().enumerate() {
+        let rust = until_eos(&row(&rust_broken, i as i64));
+        assert_eq!(
+            &rust, js,
+            "greedy output of {:?} with every cross-attention head off",
+            digits[i]
+        );
+        let want: Vec<i64> = digits[i].iter().rev().copied().collect();
+        still += (transformer_course::vocab::digits_of(js) == want) as usize;
+    }
+    println!(
+        "reversed: {reversed} of {GREEDY_SAMPLES}; with cross-attention off: \
+         {still} of {n_broken}"
+    );
+    // The shipped weights are a trained model, not a stub.
+    assert!(reversed * 10 >= GREEDY_SAMPLES * 9, "{reversed} reversed");
+    assert!(still * 2 < n_broken as usize, "{still} still reversed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_page_reads_a_checkpoint_of_another_shape() {
+    if !have_node() {
+        return;
+    }
+    let dir = temp_dir("small");
+    // What a reader might train: `09_train_reverse --d-model 32 --heads 2 …`.
+    let config = TransformerConfig {
+        d_model: 32,
+        num_heads: 2,
+        d_ff: 48,
+        num_layers: 1,
+        dropout: 0.0,
+        ..TransformerConfig::reverse_task()
+    };
+    let (vs, _) = model_with(config, 7);
+    let ckpt = dir.join("small.safetensors");
+    save_checkpoint(&vs, &config, &ckpt).unwrap();
+    let (_vs, model) = load_checkpoint(&ckpt, Device::Cpu).unwrap();
+    let data = make_dataset(4, 5);
+    let (mut forward, mut expected) = (Vec::new(), Vec::new());
+    for i in 0..4 {
+        let (src, tgt) = (row(&data.src, i), row(&data.tgt, i));
+        let tgt_in = &tgt[..SEQ_LEN - 1];
+        forward.push(json!({ "src": src, "tgt_in": tgt_in, "off": null }));
+        expected.push(rust_pass(&model, &src, tgt_in));
+    }
+    let response =
+        node(&dir, &json!({ "checkpoint": ckpt, "forward": forward }));
+    for (i, (rust, js)) in expected
+        .iter()
+        .zip(response["forward"].as_array().unwrap())
+        .enumerate()
+    {
+        assert_same_pass(rust, &js_pass(js), &format!("small model, row {i}"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_page_refuses_what_load_checkpoint_refuses() {
+    if !have_node() {
+        return;
+    }
+    let dir = temp_dir("refuse");
+    let config = TransformerConfig {
+        d_model: 16,
+        num_heads: 2,
+        d_ff: 32,
+        num_layers: 1,
+        dropout: 0.0,
+        ..TransformerConfig::reverse_task()
+    };
+    let (vs, _) = model_with(config, 3);
+    let good = checkpoint_bytes(&vs, &config).unwrap();
+    let header_end =
+        8 + u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
+    cases.push((
+        "truncated",
+        good[..good.len() - 100].to_vec(),
+        "the file is damaged or not one of ours",
+    ));
+    let mut header = good.clone();
+    header[8] = b'x';
+    cases.push(("bad-header", header, "is not a safetensors checkpoint"));
+    cases.push((
+        "text",
+        b"a text file, not weights\n".to_vec(),
+        "is not a safetensors checkpoint",
+    ));
+    let mut foreign = good.clone();
+    let at = foreign[..header_end]
+        .windows(20)
+        .position(|w| w == b"transformer-course/1")
+        .unwrap();
+    foreign[at + 19] = b'9';
+    cases.push(("foreign", foreign, "is not a checkpoint of this course"));
+    let mut nan = good.clone();
+    nan[header_end..header_end + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    cases.push(("nan", nan, "holds NaN or infinite values"));
+    let other_task = TransformerConfig {
+        src_vocab: 20,
+        tgt_vocab: 20,
+        ..config
+    };
+    let (vs20, _) = model_with(other_task, 3);
+    cases.push((
+        "other-task",
+        checkpoint_bytes(&vs20, &other_task).unwrap(),
+        "was trained for another task",
+    ));
+
+    let mut paths = Vec::new();
+    for (name, bytes, phrase) in &cases {
+        let path = dir.join(format!("{name}.safetensors"));
+        std::fs::write(&path, bytes).unwrap();
+        // The Rust programs refuse it too, with the same sentence.
+        let rust = load_checkpoint(&path, Device::Cpu)
+            .and_then(|(_vs, m)| ensure_reverse_task(&m, &path).map(|_| ()));
+        let err = format!("{:#}", rust.expect_err(name));
+        assert!(err.contains(phrase), "Rust, {name}: {err}");
+        paths.push(path);
+    }
+    let response = node(
+        &dir,
+        &json!({ "checkpoint": paths[5].clone(), "refuse": paths }),
+    );
+    for ((name, _, phrase), msg) in
+        cases.iter().zip(response["refuse"].as_array().unwrap())
+    {
+        let msg = msg.as_str().unwrap_or_else(|| {
+            panic!("the page loaded the {name} file instead of refusing it")
+        });
+        assert!(msg.contains(phrase), "page, {name}: {msg}");
+        assert!(msg.contains(&format!("{name}.safetensors")), "{msg}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
