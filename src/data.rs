@@ -32,6 +32,15 @@ impl ReverseDataset {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The first `n` samples (all of them if there are fewer), sharing memory.
+    pub fn first(&self, n: usize) -> ReverseDataset {
+        let n = n.min(self.len()) as i64;
+        ReverseDataset {
+            src: self.src.narrow(0, 0, n),
+            tgt: self.tgt.narrow(0, 0, n),
+        }
+    }
 }
 
 // ANCHOR: encode_pair

@@ -301,8 +301,7 @@ pub trait Observer {
 impl Observer for () {}
 
 // ANCHOR: fit
-/// Trains for `opts.epochs`, scoring exact match on the first
-/// `opts.eval_samples` validation samples after each epoch.
+/// Trains for `opts.epochs`, scoring exact match after each epoch.
 pub fn fit(
     learner: &mut dyn Learner,
     train: &ReverseDataset,
@@ -311,8 +310,7 @@ pub fn fit(
     observer: &mut dyn Observer,
 ) -> Result<History> {
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed); // the batch order
-    let n = opts.eval_samples.min(val.len()) as i64;
-    let (val_src, val_tgt) = (val.src.narrow(0, 0, n), val.tgt.narrow(0, 0, n));
+    let quick = val.first(opts.eval_samples); // the per-epoch check
     let mut history = History::default();
     for epoch in 1..=opts.epochs {
         let batches = epoch_batches(train.len(), opts.batch_size, &mut rng);
@@ -328,7 +326,7 @@ pub fn fit(
             }
         }
         let t = learner.trainer();
-        let em = exact_match(&t.model, &val_src, &val_tgt, opts.eval_batch);
+        let em = exact_match(&t.model, &quick.src, &quick.tgt, opts.eval_batch);
         let report = EpochReport {
             epoch,
             loss,
