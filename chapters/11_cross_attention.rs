@@ -375,7 +375,8 @@ fn test_the_hypothesis(
             join(&got_off)
         );
     }
-    if let Some(&i) = failed.first() {
+    // The first miss short enough for its matrix to fit the page.
+    if let Some(&i) = failed.iter().find(|&&i| seqs[i].len() <= 11) {
         let maps = attention_maps(model, &seqs[i])?;
         let (rows, cols) = match kind {
             AttentionKind::EncoderSelf => {

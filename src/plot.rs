@@ -599,7 +599,7 @@ pub struct RateChart<'a> {
     pub series: Vec<(String, Vec<RatePoint>)>,
 }
 
-/// Dots with interval bars and each point's n written under its bar. The y
+/// Dots with interval bars, and each point's n in a row along the bottom. The y
 /// axis runs to 1 from a multiple of 0.05 below every interval, labelled every
 /// 0.05 or 0.1: one miss moves a dot by its real size, and no two ticks read
 /// the same.
@@ -621,7 +621,7 @@ where
     root.fill(&WHITE).map_err(de)?;
     let points = || c.series.iter().flat_map(|s| s.1.iter());
     let lowest = points().map(|p| p.interval.0).fold(1.0, f64::min);
-    // Room under the lowest bar for its n.
+    // Room under the lowest bar for the rows of n.
     let y0 = ((lowest - 0.02) / 0.05).floor() * 0.05;
     let y0 = y0.clamp(0.0, 0.95);
     let (x0, x1) = points()
@@ -671,19 +671,22 @@ where
             .map_err(de)?
             .label(label.as_str())
             .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+        // Each series' counts in a row of its own along the bottom.
         let style = ("sans-serif", 11)
             .into_font()
             .color(&colour)
-            .pos(Pos::new(HPos::Center, VPos::Top));
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        let y = y0 + (0.04 + 0.045 * i as f64) * (1.01 - y0);
         let counts = pts.iter().map(|p| {
-            let at = (p.x + dx, p.interval.0 - 0.002);
-            Text::new(format!("{}", p.n), at, style.clone())
+            Text::new(format!("{}", p.n), (p.x + dx, y), style.clone())
         });
         chart.draw_series(counts).map_err(de)?;
+        let label = Text::new("n", (x0 - 0.45, y), style.clone());
+        chart.draw_series([label]).map_err(de)?;
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerLeft)
+        .position(SeriesLabelPosition::MiddleLeft)
         .border_style(BLACK)
         .background_style(WHITE.mix(0.9))
         .draw()

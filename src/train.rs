@@ -348,6 +348,7 @@ pub fn reverse_data(opts: &TrainOptions) -> (ReverseDataset, ReverseDataset) {
     )
 }
 
+// ANCHOR: test_data
 /// Samples in the test set of chapter 10.
 pub const TEST_SAMPLES: usize = 5_000;
 
@@ -367,3 +368,4 @@ pub fn test_data(
     let seed = opts.data_seed.wrapping_add(2);
     crate::data::make_dataset_excluding(n, seed, &exclude)
 }
+// ANCHOR_END: test_data
