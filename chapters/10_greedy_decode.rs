@@ -171,6 +171,18 @@ fn rate(k: usize, n: usize) -> String {
     let (lo, hi) = wilson_interval(k, n);
     format!("{:.3} [{lo:.3}, {hi:.3}]", k as f64 / n.max(1) as f64)
 }
+
+/// One dot of the figure: the rate of k in n at x, its interval and n.
+fn point(x: usize, k: usize, n: usize) -> RatePoint {
+    let rate = k as f64 / n as f64;
+    let interval = wilson_interval(k, n);
+    RatePoint {
+        x: x as f64,
+        rate,
+        interval,
+        n,
+    }
+}
 // ANCHOR_END: scored
 
 /// How good is the model, and where does it fail? Exact match on the usual
@@ -249,15 +261,8 @@ fn by_length(
             "{len:6} {n:5}  {}  {nv:4}  {in_training:11}  {v:11.3}",
             rate(k, n)
         );
-        let [test_points, val_points] = &mut series;
-        for (points, k, n) in [(test_points, k, n), (val_points, kv, nv)] {
-            points.push(RatePoint {
-                x: len as f64,
-                rate: k as f64 / n as f64,
-                interval: wilson_interval(k, n),
-                n,
-            });
-        }
+        series[0].push(point(len, k, n));
+        series[1].push(point(len, kv, nv));
     }
     series
 }
@@ -282,10 +287,7 @@ fn failures(model: &Transformer, test: &ReverseDataset, scored: &Scored) {
         let got = digits_of(&row(&pred, i as i64));
         let first = (0..want.len()).find(|&p| want.get(p) != got.get(p));
         let at = first.unwrap_or(want.len());
-        // Is the digit that should stand there one of a run, like 9 in 999?
-        let repeats =
-            |p: usize| p < want.len() && p > 0 && want[p - 1] == want[p];
-        at_a_run += (repeats(at) || repeats(at + 1)) as usize;
+        at_a_run += inside_a_run(&want, at) as usize;
         if shown >= 12 {
             continue;
         }
@@ -301,8 +303,7 @@ fn failures(model: &Transformer, test: &ReverseDataset, scored: &Scored) {
             join(&want),
         );
     }
-    let has_run = |s: &Vec<i64>| s.windows(2).any(|w| w[0] == w[1]);
-    let runs = scored.seqs.iter().filter(|s| has_run(s)).count();
+    let runs = with_a_run(&scored.seqs);
     println!(
         "  {at_a_run} of the {} go wrong inside a run of one repeated digit; \
          {runs} of the\n  {} test inputs ({:.0} %) have such a run",
@@ -312,6 +313,22 @@ fn failures(model: &Transformer, test: &ReverseDataset, scored: &Scored) {
     );
 }
 // ANCHOR_END: failures
+
+// ANCHOR: runs
+/// Whether output position `at` of `want` holds a digit of a run of one
+/// repeated digit, like a 9 of 999.
+fn inside_a_run(want: &[i64], at: usize) -> bool {
+    let repeats = |p: usize| p > 0 && p < want.len() && want[p - 1] == want[p];
+    repeats(at) || repeats(at + 1)
+}
+
+/// How many of `seqs` hold such a run anywhere.
+fn with_a_run(seqs: &[Vec<i64>]) -> usize {
+    seqs.iter()
+        .filter(|s| s.windows(2).any(|w| w[0] == w[1]))
+        .count()
+}
+// ANCHOR_END: runs
 
 // ANCHOR: outside
 /// Inputs of 1 and 2 digits: the model never saw any.

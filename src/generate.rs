@@ -93,7 +93,7 @@ pub fn reverse_digits(model: &Transformer, digits: &[i64]) -> Vec<i64> {
 /// allows a true rate of 0.963.
 pub fn wilson_interval(k: usize, n: usize) -> (f64, f64) {
     if n == 0 {
-        return (0.0, 1.0); // no data rules nothing out
+        return (0.0, 1.0); // no data: every rate is possible
     }
     let (z, n) = (1.959_964, n as f64); // the normal's 97.5th percentile
     let p = k as f64 / n;
