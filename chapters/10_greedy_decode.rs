@@ -13,14 +13,17 @@ use transformer_course::cli::{
     run_main, select_device, train_first, DeviceChoice,
 };
 use transformer_course::data::{
-    digit_rows, digit_sequences, make_dataset, make_dataset_excluding,
-    parse_digits, row, source_tensor, ReverseDataset,
+    digit_rows, digit_sequences, parse_digits, row, source_tensor,
+    ReverseDataset,
 };
 use transformer_course::generate::{
-    correct_rows, greedy_decode, reverse_digits,
+    correct_rows, greedy_decode, reverse_digits, wilson_interval,
 };
 use transformer_course::output::check_writable;
-use transformer_course::plot::{line_chart, save, LineChart};
+use transformer_course::plot::{rate_chart, save, RateChart, RatePoint};
+use transformer_course::train::{
+    reverse_data, test_data, TrainOptions, TEST_SAMPLES,
+};
 use transformer_course::transformer::Transformer;
 use transformer_course::vocab::{
     digits_of, tokens_to_words, MAX_LEN, MIN_LEN, PAD_ID, SEQ_LEN,
@@ -146,7 +149,7 @@ fn run(args: Args) -> anyhow::Result<()> {
 }
 
 // ANCHOR: scored
-/// One validation set: its digit sequences and which rows the model gets right.
+/// One evaluation set: its digit sequences and which rows the model gets right.
 struct Scored {
     seqs: Vec<Vec<i64>>,
     right: Vec<bool>,
@@ -159,116 +162,143 @@ impl Scored {
         Scored { seqs, right }
     }
 
-    /// Exact match over the rows with `keep(sequence)`, and their count.
-    fn exact_match(&self, keep: impl Fn(&[i64]) -> bool) -> (f64, usize) {
+    /// Right answers among the rows with `keep(sequence)`, and the rows.
+    fn tally(&self, keep: impl Fn(&[i64]) -> bool) -> (usize, usize) {
         let rows = self.seqs.iter().zip(&self.right).filter(|(s, _)| keep(s));
-        let (n, ok) =
-            rows.fold((0, 0), |(n, ok), (_, &r)| (n + 1, ok + r as usize));
-        let rate = if n == 0 {
-            f64::NAN
-        } else {
-            ok as f64 / n as f64
-        };
-        (rate, n)
+        rows.fold((0, 0), |(k, n), (_, &r)| (k + r as usize, n + 1))
+    }
+}
+
+/// "0.987 [0.978, 0.993]": the rate of k in n and its 95 % interval.
+fn rate(k: usize, n: usize) -> String {
+    let (lo, hi) = wilson_interval(k, n);
+    format!("{:.3} [{lo:.3}, {hi:.3}]", k as f64 / n.max(1) as f64)
+}
+
+/// One dot of the figure: the rate of k in n at x, its interval and n.
+fn point(x: usize, k: usize, n: usize) -> RatePoint {
+    let rate = k as f64 / n as f64;
+    let interval = wilson_interval(k, n);
+    RatePoint {
+        x: x as f64,
+        rate,
+        interval,
+        n,
     }
 }
 // ANCHOR_END: scored
 
 /// How good is the model, and where does it fail? Exact match on the usual
-/// validation set and on one disjoint from the training set, by input length,
+/// validation set and on a test set disjoint from training, by input length,
 /// the failures, and inputs shorter than any it was trained on.
 fn analyse(model: &Transformer, out_dir: &Path) -> anyhow::Result<()> {
     // ANCHOR: overlap
-    // The data of 09_train_reverse --data-seed 0: training seed 0, validation 1.
-    let seen = digit_sequences(&make_dataset(20_000, 0));
-    let val = make_dataset(1000, 1);
-    let unseen = make_dataset_excluding(1000, 1, &seen); // none seen in training
-                                                         // ANCHOR_END: overlap
+    // Chapter 09's recipe: training set from seed 0, validation from seed 1,
+    // and a test set from seed 2 that skips every sequence of the other two.
+    let opts = TrainOptions::default();
+    let (train, val) = reverse_data(&opts);
+    let test = test_data(&opts, &train, &val, TEST_SAMPLES);
+    let seen = digit_sequences(&train);
+    // ANCHOR_END: overlap
     let t = Instant::now();
     let val = Scored::new(model, &val);
     let secs = t.elapsed().as_secs_f64();
+    let scored_test = Scored::new(model, &test);
     let overlap = val.seqs.iter().filter(|s| seen.contains(*s)).count();
-    let (em, _) = val.exact_match(|_| true);
-    println!("\nvalidation set (1000 samples, seed 1): exact match {em:.3}  ({secs:.2}s)");
+    let (k, n) = val.tally(|_| true);
+    println!("\nexact match, with its 95 % interval:");
     println!(
-        "  {overlap} of its 1000 sequences also occur in the training set"
+        "  validation set ({n} samples, seed 1)  {}  ({secs:.2}s)",
+        rate(k, n)
     );
-    let scored_unseen = Scored::new(model, &unseen);
-    let (em, _) = scored_unseen.exact_match(|_| true);
-    println!("1000 sequences never seen in training:  exact match {em:.3}");
-    let series = by_length(&val, &scored_unseen, &seen);
-    failures(model, &unseen, &scored_unseen);
+    println!(
+        "    {overlap} of its {n} sequences also occur in the training set"
+    );
+    let (k, n) = scored_test.tally(|_| true);
+    println!("  test set ({n} samples, seed 2)      {}", rate(k, n));
+    println!("    none of its sequences occurs in training or validation");
+    let series = by_length(&val, &scored_test, &seen);
+    failures(model, &test, &scored_test);
     outside_the_training_range(model);
 
     let path = out_dir.join(FIGURE);
-    let chart = LineChart {
-        title: "Exact match by input length",
+    let chart = RateChart {
+        title: "Exact match by input length, with 95 % intervals and n",
         x_desc: "input length (digits)",
         y_desc: "exact match",
         series: vec![
-            ("validation set (seed 1)".into(), series[0].clone()),
-            ("never seen in training".into(), series[1].clone()),
+            ("test set (seed 2, never seen)".into(), series[0].clone()),
+            ("validation set (seed 1)".into(), series[1].clone()),
         ],
-        log_y: false,
-        dots: true,
-        mark: None,
     };
-    save(&path, |format| line_chart(format, &chart))?;
+    save(&path, |format| rate_chart(format, &chart))?;
     println!("\nwrote {}", path.display());
     Ok(())
 }
 
 // ANCHOR: by_length
-/// Exact match for each input length, on both sets; returns the two curves.
+/// Exact match for each input length on both sets, with n and the 95 %
+/// interval; returns the two series for the figure.
 fn by_length(
     val: &Scored,
-    unseen: &Scored,
+    test: &Scored,
     seen: &HashSet<Vec<i64>>,
-) -> [Vec<(f64, f64)>; 2] {
-    println!("\nexact match by input length");
-    println!("length   validation (n, in training)   never seen (n)");
-    let mut curves = [Vec::new(), Vec::new()];
+) -> [Vec<RatePoint>; 2] {
+    println!("\nexact match by input length, 95 % intervals");
+    println!("        test set                      validation set");
+    println!(
+        "length     n  exact match [interval]     n  in training  exact match"
+    );
+    let mut series = [Vec::new(), Vec::new()];
     for len in MIN_LEN..=MAX_LEN {
-        let (a, n) = val.exact_match(|s| s.len() == len);
-        let (b, m) = unseen.exact_match(|s| s.len() == len);
-        let of_len = val.seqs.iter().filter(|s| s.len() == len);
-        let in_training = of_len.filter(|s| seen.contains(*s)).count();
-        let (n, k) = (format!("({n:3},"), format!("{in_training:3})"));
-        println!("{len:6}   {a:5.3} {n} {k}            {b:5.3} ({m:3})");
-        curves[0].push((len as f64, a));
-        if m > 0 {
-            curves[1].push((len as f64, b));
-        }
+        let of_len = |s: &[i64]| s.len() == len;
+        let (k, n) = test.tally(of_len);
+        let (kv, nv) = val.tally(of_len);
+        let in_training = val
+            .seqs
+            .iter()
+            .filter(|s| of_len(s) && seen.contains(*s))
+            .count();
+        let v = kv as f64 / nv as f64;
+        println!(
+            "{len:6} {n:5}  {}  {nv:4}  {in_training:11}  {v:11.3}",
+            rate(k, n)
+        );
+        series[0].push(point(len, k, n));
+        series[1].push(point(len, kv, nv));
     }
-    curves
+    series
 }
 // ANCHOR_END: by_length
 
 // ANCHOR: failures
-/// The first dozen failures on the unseen set, and where each goes wrong.
-fn failures(model: &Transformer, unseen: &ReverseDataset, scored: &Scored) {
+/// The first dozen failures on the test set, where each goes wrong, and how
+/// many go wrong at a digit that repeats.
+fn failures(model: &Transformer, test: &ReverseDataset, scored: &Scored) {
     let failed: Vec<usize> = (0..scored.right.len())
         .filter(|&i| !scored.right[i])
         .collect();
-    println!(
-        "\nthe {} failures on the never-seen set, first 12:",
-        failed.len()
-    );
+    println!("\nthe {} failures on the test set, first 12:", failed.len());
     println!("  (input -> output ≠ wanted, at the first wrong position)");
     let pred =
-        greedy_decode(model, &unseen.src.to_device(model.device()), SEQ_LEN);
+        greedy_decode(model, &test.src.to_device(model.device()), SEQ_LEN);
     let join = |d: &[i64]| d.iter().map(|x| x.to_string()).collect::<String>();
-    for &i in failed.iter().take(12) {
+    let mut at_a_run = 0;
+    for (shown, &i) in failed.iter().enumerate() {
         let input = &scored.seqs[i];
         let want: Vec<i64> = input.iter().rev().copied().collect();
         let got = digits_of(&row(&pred, i as i64));
         let first = (0..want.len()).find(|&p| want.get(p) != got.get(p));
+        let at = first.unwrap_or(want.len());
+        at_a_run += inside_a_run(&want, at) as usize;
+        if shown >= 12 {
+            continue;
+        }
         let lengths = if got.len() == want.len() {
             String::new()
         } else {
             format!(" ({} of {} digits)", got.len(), want.len())
         };
-        let at = first.unwrap_or(want.len());
         println!(
             "  {:>12} -> {:>12} ≠ {:>12}  at {at}{lengths}",
             join(input),
@@ -276,8 +306,32 @@ fn failures(model: &Transformer, unseen: &ReverseDataset, scored: &Scored) {
             join(&want),
         );
     }
+    let runs = with_a_run(&scored.seqs);
+    println!(
+        "  {at_a_run} of the {} go wrong inside a run of one repeated digit; \
+         {runs} of the\n  {} test inputs ({:.0} %) have such a run",
+        failed.len(),
+        scored.seqs.len(),
+        100.0 * runs as f64 / scored.seqs.len() as f64
+    );
 }
 // ANCHOR_END: failures
+
+// ANCHOR: runs
+/// Whether output position `at` of `want` holds a digit of a run of one
+/// repeated digit, like a 9 of 999.
+fn inside_a_run(want: &[i64], at: usize) -> bool {
+    let repeats = |p: usize| p > 0 && p < want.len() && want[p - 1] == want[p];
+    repeats(at) || repeats(at + 1)
+}
+
+/// How many of `seqs` hold such a run anywhere.
+fn with_a_run(seqs: &[Vec<i64>]) -> usize {
+    seqs.iter()
+        .filter(|s| s.windows(2).any(|w| w[0] == w[1]))
+        .count()
+}
+// ANCHOR_END: runs
 
 // ANCHOR: outside
 /// Inputs of 1 and 2 digits: the model never saw any.

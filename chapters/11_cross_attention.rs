@@ -12,12 +12,18 @@ use transformer_course::cli::{
     run_main, select_device, train_first, DeviceChoice,
 };
 use transformer_course::config::Init;
-use transformer_course::data::parse_digits;
+use transformer_course::data::{digit_rows, parse_digits, ReverseDataset};
+use transformer_course::generate::{correct_rows, exact_match, reverse_digits};
 use transformer_course::output::{check_writable, Batch};
 use transformer_course::plot::{heatmaps, Figure, Format, Panel};
+use transformer_course::train::{
+    reverse_data, test_data, TrainOptions, TEST_SAMPLES,
+};
 use transformer_course::transformer::Transformer;
 use transformer_course::viz::{
-    attention_maps, format_matrix, mean_over_heads, row_maxima, AttentionMaps,
+    attention_maps, attention_module, content_matching, format_matrix,
+    head_ablation, mean_over_heads, row_maxima, with_head_off, AttentionKind,
+    AttentionMaps,
 };
 use transformer_course::vocab::{MAX_LEN, MIN_LEN};
 
@@ -25,13 +31,14 @@ use transformer_course::vocab::{MAX_LEN, MIN_LEN};
 const ABLATION: &str = "checkpoints/framework-default.safetensors";
 
 /// Every file this program writes into --out-dir.
-const FIGURES: [&str; 6] = [
+const FIGURES: [&str; 7] = [
     "11_cross_attention.svg",
     "11_cross_attention.png",
     "11_cross_attention_vs_ablation.svg",
     "11_heads_encoder_self.svg",
     "11_heads_decoder_self.svg",
     "11_heads_cross.svg",
+    "11_head_ablation.svg",
 ];
 
 /// Print and draw the trained model's attention for one input.
@@ -124,6 +131,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     wrote.extend(draw_every_head(&maps, out, &mut files)?);
+    wrote.push(which_heads_matter(&model, out, &mut files)?);
     files.commit()?;
     println!();
     for line in wrote {
@@ -253,4 +261,170 @@ fn draw_every_head(
         ));
     }
     Ok(wrote)
+}
+
+/// One head: its kind, layer and index.
+type Head = (AttentionKind, usize, i64);
+
+/// Prints a [kind][layer][head] table, one line per kind and layer.
+fn print_per_head<T>(table: &[Vec<Vec<T>>], cell: impl Fn(&T) -> String) {
+    let heads = table[0][0].len();
+    print!("{:22}", "");
+    (0..heads).for_each(|h| print!("{:>12}", format!("head {h}")));
+    println!();
+    for (kind, layers) in AttentionKind::ALL.iter().zip(table) {
+        for (l, row) in layers.iter().enumerate() {
+            print!("{:22}", format!("{}, layer {l}", kind.name()));
+            row.iter().for_each(|v| print!("{:>12}", cell(v)));
+            println!();
+        }
+    }
+}
+
+/// Which heads the model needs (ablation), which match by content, and
+/// whether the strongest content matcher is behind chapter 10's misses.
+fn which_heads_matter(
+    model: &Transformer,
+    out: &Path,
+    files: &mut Batch,
+) -> anyhow::Result<String> {
+    let opts = TrainOptions::default(); // the data chapter 09 trained on
+    let (train, val) = reverse_data(&opts);
+    // ANCHOR: head_ablation
+    let all_on = exact_match(model, &val.src, &val.tgt, opts.eval_batch);
+    // table[kind][layer][head]: exact match with that one head off
+    let table = head_ablation(model, &val);
+    // ANCHOR_END: head_ablation
+    println!(
+        "\nexact match on the {} validation samples with one head off \
+         (all heads on: {all_on:.3})",
+        val.len()
+    );
+    print_per_head(&table, |v| format!("{v:.3}"));
+    let panels: Vec<Panel> = AttentionKind::ALL
+        .iter()
+        .zip(&table)
+        .map(|(kind, layers)| Panel {
+            title: kind.name().to_string(),
+            matrix: layers.clone(),
+            row_labels: (0..layers.len()).map(|l| format!("{l}")).collect(),
+            col_labels: (0..layers[0].len()).map(|h| format!("{h}")).collect(),
+        })
+        .collect();
+    let path = out.join("11_head_ablation.svg");
+    let title = format!("Exact match with one head off (all on: {all_on:.3})");
+    let fig = Figure::weights(&title, 3, true, ("head", "layer"));
+    files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &panels)?)?;
+    let wrote = format!("wrote {}", path.display());
+
+    // ANCHOR: content_matching
+    let sample = val.first(500);
+    // content[kind][layer][head]: (weight on same-digit keys, their share)
+    let content = content_matching(model, &sample);
+    // ANCHOR_END: content_matching
+    println!(
+        "\ncontent matching on 500 validation samples: the weight a digit's \
+         query puts on\nkeys holding the same digit elsewhere / the share of \
+         keys those are"
+    );
+    print_per_head(&content, |(w, s)| format!("{w:.2}/{s:.2}"));
+    // The head whose weight on same-digit keys most exceeds their share.
+    let mut best: (Head, f64) = ((AttentionKind::Cross, 0, 0), f64::MIN);
+    for (kind, layers) in AttentionKind::ALL.iter().zip(&content) {
+        for (l, row) in layers.iter().enumerate() {
+            for (h, (w, s)) in row.iter().enumerate() {
+                if w / s > best.1 {
+                    best = ((*kind, l, h as i64), w / s);
+                }
+            }
+        }
+    }
+    let ((kind, l, h), ratio) = best;
+    println!(
+        "strongest content matcher: {}, layer {l}, head {h} \
+         ({ratio:.1} times the share)",
+        kind.name()
+    );
+    let test = test_data(&opts, &train, &val, TEST_SAMPLES);
+    test_the_hypothesis(model, &test, best.0)?;
+    Ok(wrote)
+}
+
+/// Does head `head` cause chapter 10's misses on runs of repeated digits? If
+/// it does, switching it off should remove misses on inputs with a run, and
+/// its weights on a failing input should spread over the run.
+fn test_the_hypothesis(
+    model: &Transformer,
+    test: &ReverseDataset,
+    head: Head,
+) -> anyhow::Result<()> {
+    let (kind, l, h) = head;
+    let mha = attention_module(model, kind, l);
+    let seqs = digit_rows(test);
+    // ANCHOR: hypothesis
+    let on = correct_rows(model, &test.src, &test.tgt, 500);
+    let off = with_head_off(mha, h, || {
+        correct_rows(model, &test.src, &test.tgt, 500)
+    });
+    let has_run = |s: &[i64]| s.windows(2).any(|w| w[0] == w[1]);
+    // ANCHOR_END: hypothesis
+    println!(
+        "\nthe {} test samples of chapter 10, misses with {}, layer {l}, \
+         head {h} on and off:",
+        test.len(),
+        kind.name()
+    );
+    for (label, want_run) in
+        [("with a run of repeated digits", true), ("without", false)]
+    {
+        let rows: Vec<usize> = (0..seqs.len())
+            .filter(|&i| has_run(&seqs[i]) == want_run)
+            .collect();
+        let miss = |r: &[bool]| rows.iter().filter(|&&i| !r[i]).count();
+        println!(
+            "  {label:<30} n={:5}  misses: on {:3}, off {:4}",
+            rows.len(),
+            miss(&on),
+            miss(&off)
+        );
+    }
+    let failed: Vec<usize> = (0..on.len()).filter(|&i| !on[i]).collect();
+    let join = |d: &[i64]| d.iter().map(|x| x.to_string()).collect::<String>();
+    println!("  the misses with every head on, and the same inputs with the head off:");
+    for &i in failed.iter().take(8) {
+        let got = reverse_digits(model, &seqs[i]);
+        let got_off = with_head_off(mha, h, || reverse_digits(model, &seqs[i]));
+        println!(
+            "  {:>12} -> on: {:>12}  off: {:>12}",
+            join(&seqs[i]),
+            join(&got),
+            join(&got_off)
+        );
+    }
+    // The first miss short enough for its matrix to fit the page.
+    if let Some(&i) = failed.iter().find(|&&i| seqs[i].len() <= 11) {
+        let maps = attention_maps(model, &seqs[i])?;
+        let (rows, cols) = match kind {
+            AttentionKind::EncoderSelf => {
+                (&maps.source_labels, &maps.source_labels)
+            }
+            AttentionKind::DecoderSelf => {
+                (&maps.target_labels, &maps.target_labels)
+            }
+            AttentionKind::Cross => (&maps.target_labels, &maps.source_labels),
+        };
+        let m = match kind {
+            AttentionKind::EncoderSelf => &maps.encoder_self[l][h as usize],
+            AttentionKind::DecoderSelf => &maps.decoder_self[l][h as usize],
+            AttentionKind::Cross => &maps.cross[l][h as usize],
+        };
+        println!(
+            "\n{}, layer {l}, head {h} on the miss {} (rows: queries, \
+             columns: keys)",
+            kind.name(),
+            join(&seqs[i])
+        );
+        print!("{}", format_matrix(m, rows, cols));
+    }
+    Ok(())
 }

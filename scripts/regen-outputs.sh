@@ -58,6 +58,8 @@ export_explorer                            export_explorer     --checkpoint chec
 10_greedy_decode_trace                     10_greedy_decode    --trace 7 3 0 9 5
 11_cross_attention                         11_cross_attention  --out-dir book/src/figures
 12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
+# Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
+figures                                    figures             --out-dir book/src/figures
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
 # there is none, e.g. on a GPU machine without this set-up. The seed spread trains five
 # models (about 15 minutes on two CPU cores).

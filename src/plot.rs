@@ -579,3 +579,117 @@ where
         .map_err(de)?;
     Ok(())
 }
+
+/// A measured rate with its 95 % interval and the count it rests on.
+#[derive(Debug, Clone, Copy)]
+pub struct RatePoint {
+    pub x: f64,
+    pub rate: f64,
+    pub interval: (f64, f64),
+    pub n: usize,
+}
+
+/// Rates with their intervals, one series per data set (chapter 10's exact
+/// match by length).
+#[derive(Debug, Clone)]
+pub struct RateChart<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    pub series: Vec<(String, Vec<RatePoint>)>,
+}
+
+/// Dots with interval bars, and each point's n in a row along the bottom. The y
+/// axis runs to 1 from a multiple of 0.05 below every interval, labelled every
+/// 0.05 or 0.1: one miss moves a dot by its real size, and no two ticks read
+/// the same.
+pub fn rate_chart(format: Format, chart: &RateChart) -> Result<Vec<u8>> {
+    ensure!(
+        chart.series.iter().any(|s| !s.1.is_empty()),
+        "nothing to draw"
+    );
+    render!(format, (860, 460), draw_rate_chart(chart))
+}
+
+fn draw_rate_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    c: &RateChart,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(de)?;
+    let points = || c.series.iter().flat_map(|s| s.1.iter());
+    let lowest = points().map(|p| p.interval.0).fold(1.0, f64::min);
+    // Room under the lowest bar for the rows of n.
+    let y0 = ((lowest - 0.02) / 0.05).floor() * 0.05;
+    let y0 = y0.clamp(0.0, 0.95);
+    let (x0, x1) = points()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
+    let step = if 1.0 - y0 > 0.3 { 0.1 } else { 0.05 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(c.title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0 - 0.6..x1 + 0.6, y0..1.01)
+        .map_err(de)?;
+    let ticks = ((1.0 - y0) / step).round() as usize + 1;
+    chart
+        .configure_mesh()
+        .x_desc(c.x_desc)
+        .y_desc(c.y_desc)
+        .x_labels((x1 - x0) as usize + 1)
+        .x_label_formatter(&|x| {
+            // Integer positions only: the series sit either side of them.
+            if (x - x.round()).abs() < 1e-9 {
+                format!("{x:.0}")
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(ticks)
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .draw()
+        .map_err(de)?;
+    let k = c.series.len() as f64;
+    for (i, (label, pts)) in c.series.iter().enumerate() {
+        let colour = Palette99::pick(i).to_rgba();
+        let dx = (i as f64 - (k - 1.0) / 2.0) * 0.22; // side by side
+        let bars = pts.iter().map(|p| {
+            PathElement::new(
+                vec![(p.x + dx, p.interval.0), (p.x + dx, p.interval.1)],
+                colour.stroke_width(2),
+            )
+        });
+        chart.draw_series(bars).map_err(de)?;
+        let dots = pts
+            .iter()
+            .map(|p| Circle::new((p.x + dx, p.rate), 4, colour.filled()));
+        chart
+            .draw_series(dots)
+            .map_err(de)?
+            .label(label.as_str())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+        // Each series' counts in a row of its own along the bottom.
+        let style = ("sans-serif", 11)
+            .into_font()
+            .color(&colour)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        let y = y0 + (0.04 + 0.045 * i as f64) * (1.01 - y0);
+        let counts = pts.iter().map(|p| {
+            Text::new(format!("{}", p.n), (p.x + dx, y), style.clone())
+        });
+        chart.draw_series(counts).map_err(de)?;
+        let label = Text::new("n", (x0 - 0.45, y), style.clone());
+        chart.draw_series([label]).map_err(de)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::MiddleLeft)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()
+        .map_err(de)?;
+    Ok(())
+}

@@ -342,3 +342,25 @@ pub fn fit(
     Ok(history)
 }
 // ANCHOR_END: fit
+
+// ANCHOR: test_data
+/// Samples in the test set of chapter 10.
+pub const TEST_SAMPLES: usize = 5_000;
+
+/// The test set of chapter 10, the third data set of the recipe: `n` samples
+/// drawn from seed `data_seed + 2`, a stream independent of the other two, and
+/// skipping every digit sequence of the training and the validation set. No
+/// test sequence was trained on, and none took part in any choice made with the
+/// validation set (such as the default seed), by construction.
+pub fn test_data(
+    opts: &TrainOptions,
+    train: &ReverseDataset,
+    val: &ReverseDataset,
+    n: usize,
+) -> ReverseDataset {
+    let mut exclude = crate::data::digit_sequences(train);
+    exclude.extend(crate::data::digit_sequences(val));
+    let seed = opts.data_seed.wrapping_add(2);
+    crate::data::make_dataset_excluding(n, seed, &exclude)
+}
+// ANCHOR_END: test_data

@@ -4,10 +4,15 @@
 use anyhow::{ensure, Result};
 use tch::{Device, Kind, Tensor};
 
-use crate::data::{row, source_tensor};
-use crate::generate::greedy_decode;
+use crate::attention::MultiHeadAttention;
+use crate::data::{row, source_tensor, ReverseDataset};
+use crate::decoder::DecoderLayerWeights;
+use crate::generate::{correct_rows, greedy_decode};
+use crate::train::teacher_forcing;
 use crate::transformer::{make_causal_mask, make_padding_mask, Transformer};
-use crate::vocab::{digits_of, tokens_to_words, MAX_LEN, SEQ_LEN};
+use crate::vocab::{
+    digits_of, tokens_to_words, BOS_ID, EOS_ID, MAX_LEN, SEQ_LEN,
+};
 
 /// Every attention map of one forward pass for one input, each
 /// [layers][heads][rows][cols].
@@ -49,6 +54,28 @@ fn to_nested(w: &Tensor, rows: i64, cols: i64) -> Vec<Vec<Vec<f64>>> {
 }
 
 // ANCHOR: attention_maps
+/// One forward pass, in inference mode and with the real masks, that keeps
+/// every attention layer's weights: the encoder's, then the decoder's.
+pub fn every_weight(
+    model: &Transformer,
+    src: &Tensor,
+    tgt_in: &Tensor,
+) -> (Vec<Tensor>, Vec<DecoderLayerWeights>) {
+    tch::no_grad(|| {
+        let src_mask = make_padding_mask(src);
+        let (memory, enc_w) =
+            model.encoder.forward_with_weights(src, &src_mask, false);
+        let (_, dec_w) = model.decode_with_weights(
+            tgt_in,
+            &memory,
+            &src_mask,
+            make_causal_mask,
+            false,
+        );
+        (enc_w, dec_w)
+    })
+}
+
 /// Greedily decodes `digits`, then runs the decoder once more on its own
 /// prediction (as the decoder input, BOS first) and keeps every layer's
 /// weights. Rows and columns are cut to the real tokens: source = digits + EOS,
@@ -67,19 +94,7 @@ pub fn attention_maps(
     let tokens = row(&pred, 0);
     // Decoder input = prediction without its final token, as in teacher forcing.
     let tgt_in = pred.narrow(1, 0, pred.size()[1] - 1); // [1, T-1]
-    let (enc_w, dec_w) = tch::no_grad(|| {
-        let src_mask = make_padding_mask(&src);
-        let (memory, enc_w) =
-            model.encoder.forward_with_weights(&src, &src_mask, false);
-        let (_, dec_w) = model.decode_with_weights(
-            &tgt_in,
-            &memory,
-            &src_mask,
-            make_causal_mask,
-            false,
-        );
-        (enc_w, dec_w)
-    });
+    let (enc_w, dec_w) = every_weight(model, &src, &tgt_in);
     let n_src = digits.len() as i64 + 1; // digits + EOS
 
     // Rows: BOS + one per generated digit, never more than the decoder actually
@@ -170,4 +185,176 @@ pub fn format_matrix(
         s.push('\n');
     }
     s
+}
+
+/// The three kinds of attention in the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionKind {
+    EncoderSelf,
+    DecoderSelf,
+    Cross,
+}
+
+impl AttentionKind {
+    pub const ALL: [AttentionKind; 3] = [
+        AttentionKind::EncoderSelf,
+        AttentionKind::DecoderSelf,
+        AttentionKind::Cross,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AttentionKind::EncoderSelf => "encoder self",
+            AttentionKind::DecoderSelf => "decoder self",
+            AttentionKind::Cross => "cross",
+        }
+    }
+}
+
+/// The attention module of `kind` in layer `layer`.
+pub fn attention_module(
+    model: &Transformer,
+    kind: AttentionKind,
+    layer: usize,
+) -> &MultiHeadAttention {
+    match kind {
+        AttentionKind::EncoderSelf => &model.encoder.layers[layer].mha,
+        AttentionKind::DecoderSelf => &model.decoder.layers[layer].self_mha,
+        AttentionKind::Cross => &model.decoder.layers[layer].cross_mha,
+    }
+}
+
+// ANCHOR: head_off
+/// Runs `f` with head `head` of `mha` switched off, as if its output were all
+/// zeros. The heads' outputs are concatenated and multiplied by W_o, so head h
+/// reaches the rest of the model only through columns h·d_k..(h+1)·d_k of W_o:
+/// zeroing those columns silences that head and nothing else. They are put
+/// back afterwards, even if `f` panics.
+pub fn with_head_off<T>(
+    mha: &MultiHeadAttention,
+    head: i64,
+    f: impl FnOnce() -> T,
+) -> T {
+    struct Restore(Tensor, Tensor); // the columns (a view into W_o), a copy
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            tch::no_grad(|| self.0.copy_(&self.1));
+        }
+    }
+    let mut cols = mha.W_o.ws.narrow(1, head * mha.d_k, mha.d_k); // [d, d_k]
+    let saved = cols.copy();
+    let _ = tch::no_grad(|| cols.zero_());
+    let _restore = Restore(cols, saved);
+    f()
+}
+// ANCHOR_END: head_off
+
+/// Exact match on `data` with each head of each kind and layer switched off in
+/// turn: `[kind][layer][head]`, kinds in the order of [`AttentionKind::ALL`].
+pub fn head_ablation(
+    model: &Transformer,
+    data: &ReverseDataset,
+) -> Vec<Vec<Vec<f64>>> {
+    let rate = || {
+        let right = correct_rows(model, &data.src, &data.tgt, 500);
+        right.iter().filter(|&&r| r).count() as f64 / right.len() as f64
+    };
+    let (layers, heads) =
+        (model.config.num_layers as usize, model.config.num_heads);
+    AttentionKind::ALL
+        .iter()
+        .map(|&kind| {
+            (0..layers)
+                .map(|l| {
+                    let mha = attention_module(model, kind, l);
+                    (0..heads).map(|h| with_head_off(mha, h, rate)).collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// How much a head matches by content: over every query that is a digit and
+/// has the same digit at another key position, the mean attention weight on
+/// those same-digit keys, and the mean share of keys they make up (what a head
+/// that ignored content would give them on average). `[kind][layer][head]` of
+/// (weight, share). Measured teacher-forced on `data`, with the true targets
+/// as decoder input.
+pub fn content_matching(
+    model: &Transformer,
+    data: &ReverseDataset,
+) -> Vec<Vec<Vec<(f64, f64)>>> {
+    let device = model.device();
+    let src = data.src.to_device(device);
+    let (tgt_in, _) = teacher_forcing(&data.tgt.to_device(device));
+    let (enc_w, dec_w) = every_weight(model, &src, &tgt_in);
+    let digit = |t: &Tensor| t.gt(EOS_ID); // ids 3-12 are the digits 0-9
+    let real = |t: &Tensor| t.ge(BOS_ID); // anything but PAD
+    let lt = tgt_in.size()[1];
+    // [Lt, Lt], true = visible
+    let causal = make_causal_mask(lt, device).view([lt, lt]).logical_not();
+    let kinds: [(&Tensor, &Tensor, Option<&Tensor>); 3] = [
+        (&src, &src, None),
+        (&tgt_in, &tgt_in, Some(&causal)),
+        (&tgt_in, &src, None),
+    ];
+    kinds
+        .iter()
+        .zip(AttentionKind::ALL)
+        .map(|(&(q, k, visible), kind)| {
+            // same[b, i, j]: key j holds query i's digit, and is another position
+            let mut same = q.unsqueeze(2).eq_tensor(&k.unsqueeze(1));
+            same = same.logical_and(&digit(q).unsqueeze(2));
+            let mut keys = real(k).unsqueeze(1).expand_as(&same);
+            if let Some(v) = visible {
+                keys = keys.logical_and(v);
+            }
+            if kind != AttentionKind::Cross {
+                let (lq, lk) = (q.size()[1], k.size()[1]);
+                let eye = Tensor::eye_m(lq, lk, (Kind::Bool, device));
+                keys = keys.logical_and(&eye.logical_not());
+            }
+            let same = same.logical_and(&keys).to_kind(Kind::Float);
+            let counts = same.sum_dim_intlist(-1, false, Kind::Float); // [B, Lq]
+            let has = counts.gt(0.0); // queries with a same-digit key
+            let n = has.sum(Kind::Float);
+            let keys_n = keys.to_kind(Kind::Float).sum_dim_intlist(
+                -1,
+                false,
+                Kind::Float,
+            );
+            let share = ((&counts / keys_n.clamp_min(1.0))
+                * has.to_kind(Kind::Float))
+            .sum(Kind::Float)
+                / &n;
+            let share = share.double_value(&[]);
+            let per_layer: Vec<&Tensor> = match kind {
+                AttentionKind::EncoderSelf => enc_w.iter().collect(),
+                AttentionKind::DecoderSelf => {
+                    dec_w.iter().map(|w| &w.self_attn).collect()
+                }
+                AttentionKind::Cross => {
+                    dec_w.iter().map(|w| &w.cross_attn).collect()
+                }
+            };
+            per_layer
+                .iter()
+                .map(|w| {
+                    let mass = (*w * same.unsqueeze(1)).sum_dim_intlist(
+                        -1,
+                        false,
+                        Kind::Float,
+                    ); // [B, h, Lq]
+                    let mass = (mass * has.unsqueeze(1).to_kind(Kind::Float))
+                        .sum_dim_intlist([0, 2].as_slice(), false, Kind::Float)
+                        / &n; // [h]
+                    Vec::<f64>::try_from(&mass.to_kind(Kind::Double))
+                        .expect("one value per head")
+                        .into_iter()
+                        .map(|m| (m, share))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
 }

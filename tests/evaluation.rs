@@ -1,0 +1,169 @@
+//! Chapters 10 and 11: the held-out test set, the Wilson interval, and switching
+//! one attention head off.
+use tch::{Device, Kind, Tensor};
+use transformer_course::attention::scaled_dot_product;
+use transformer_course::data::{digit_rows, digit_sequences, make_dataset};
+use transformer_course::generate::wilson_interval;
+use transformer_course::train::{reverse_data, test_data, TrainOptions};
+use transformer_course::viz::{
+    attention_module, content_matching, head_ablation, with_head_off,
+    AttentionKind,
+};
+
+mod common;
+
+#[test]
+fn wilson_interval_matches_the_textbook_values() {
+    let close = |(a, b): (f64, f64), (c, d): (f64, f64)| {
+        assert!((a - c).abs() < 5e-4 && (b - d).abs() < 5e-4, "{a} {b}");
+    };
+    // Agresti & Coull (1998) and any statistics table.
+    close(wilson_interval(0, 10), (0.0, 0.2775));
+    close(wilson_interval(5, 10), (0.2366, 0.7634));
+    close(wilson_interval(100, 100), (0.9630, 1.0));
+    close(wilson_interval(98, 100), (0.9300, 0.9945));
+    // k right of n mirrors n - k right.
+    let (lo, hi) = wilson_interval(3, 40);
+    let (lo2, hi2) = wilson_interval(37, 40);
+    close((lo, hi), (1.0 - hi2, 1.0 - lo2));
+    assert_eq!(wilson_interval(0, 0), (0.0, 1.0));
+}
+
+#[test]
+fn more_samples_give_a_narrower_interval() {
+    let width = |k, n| {
+        let (lo, hi) = wilson_interval(k, n);
+        hi - lo
+    };
+    assert!(width(990, 1000) < width(99, 100));
+    assert!(width(99, 100) < width(10, 10) + 0.2);
+}
+
+#[test]
+fn the_test_set_shares_no_sequence_with_training_or_validation() {
+    let opts = TrainOptions {
+        n_train: 3000,
+        n_val: 300,
+        ..TrainOptions::default()
+    };
+    let (train, val) = reverse_data(&opts);
+    let test = test_data(&opts, &train, &val, 400);
+    assert_eq!(test.len(), 400);
+    let (seen, checked) = (digit_sequences(&train), digit_sequences(&val));
+    for s in digit_rows(&test) {
+        assert!(!seen.contains(&s), "{s:?} is in the training set");
+        assert!(!checked.contains(&s), "{s:?} is in the validation set");
+    }
+    // Its own seed: not the validation stream with some rows skipped.
+    let val_stream = digit_rows(&make_dataset(400, opts.data_seed + 1));
+    let test_rows = digit_rows(&test);
+    let shared = test_rows.iter().filter(|s| val_stream.contains(s)).count();
+    assert!(
+        shared < 10,
+        "{shared} rows shared with the validation stream"
+    );
+    // The same recipe gives the same set.
+    let again = test_data(&opts, &train, &val, 400);
+    assert!(again.src.equal(&test.src));
+}
+
+/// Head `head` of `mha` zeroed by hand between the attention core and W_o.
+fn without_head_by_hand(
+    mha: &transformer_course::attention::MultiHeadAttention,
+    x: &Tensor,
+    head: i64,
+) -> Tensor {
+    let (q, k) = (mha.project(x, &mha.W_q), mha.project(x, &mha.W_k));
+    let v = mha.project(x, &mha.W_v);
+    let (heads, _) = scaled_dot_product(&q, &k, &v, None, 0.0, false);
+    let keep = Tensor::arange(mha.h, (Kind::Int64, Device::Cpu))
+        .ne(head)
+        .to_kind(Kind::Float)
+        .view([1, mha.h, 1, 1]);
+    mha.merge(&(heads * keep)).apply(&mha.W_o)
+}
+
+#[test]
+fn a_head_switched_off_is_exactly_its_output_zeroed_and_comes_back() {
+    let (_vs, model) = common::tiny_model(3);
+    let _rng = common::global_rng();
+    tch::manual_seed(5);
+    let x = Tensor::randn([2, 6, 32], (Kind::Float, Device::Cpu));
+    let mha = attention_module(&model, AttentionKind::EncoderSelf, 1);
+    let before = mha.W_o.ws.copy();
+    let full = tch::no_grad(|| mha.forward(&x, &x, &x, None, false).0);
+    for head in 0..mha.h {
+        let off = with_head_off(mha, head, || {
+            tch::no_grad(|| mha.forward(&x, &x, &x, None, false).0)
+        });
+        let want = tch::no_grad(|| without_head_by_hand(mha, &x, head));
+        let diff = (&off - &want).abs().max().double_value(&[]);
+        assert!(diff < 1e-6, "head {head}: {diff}");
+        let moved = (&off - &full).abs().max().double_value(&[]);
+        assert!(moved > 1e-4, "switching head {head} off changed nothing");
+    }
+    assert!(mha.W_o.ws.equal(&before), "W_o was not restored");
+    // Restored even when the evaluation panics.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        with_head_off(mha, 0, || panic!("evaluation failed"))
+    }));
+    assert!(r.is_err());
+    assert!(mha.W_o.ws.equal(&before), "W_o not restored after a panic");
+}
+
+#[test]
+fn ablation_and_content_tables_cover_every_kind_layer_and_head() {
+    let (_vs, model) = common::tiny_model(4);
+    let data = make_dataset(8, 0);
+    let before: Vec<Tensor> = AttentionKind::ALL
+        .iter()
+        .flat_map(|&k| (0..2).map(move |l| (k, l)))
+        .map(|(k, l)| attention_module(&model, k, l).W_o.ws.copy())
+        .collect();
+    let table = head_ablation(&model, &data);
+    let content = content_matching(&model, &data);
+    for t in [table.len(), content.len()] {
+        assert_eq!(t, 3);
+    }
+    for kind in 0..3 {
+        assert_eq!(table[kind].len(), 2);
+        assert!(table[kind].iter().all(|l| l.len() == 4));
+        for layer in &content[kind] {
+            for &(w, share) in layer {
+                assert!((0.0..=1.0 + 1e-6).contains(&w), "weight {w}");
+                assert!(share > 0.0 && share <= 1.0, "share {share}");
+            }
+        }
+    }
+    let after = AttentionKind::ALL
+        .iter()
+        .flat_map(|&k| (0..2).map(move |l| (k, l)))
+        .map(|(k, l)| attention_module(&model, k, l).W_o.ws.copy());
+    for (a, b) in before.iter().zip(after) {
+        assert!(a.equal(&b), "an ablation left a head switched off");
+    }
+}
+
+#[test]
+fn the_chance_share_counts_same_digit_keys_among_the_real_ones() {
+    // In `1 1 2 <eos>` each 1 has one same-digit key among its three other
+    // keys; in `3 4 5 <eos>` nothing repeats, so no query there counts.
+    let (_vs, model) = common::tiny_model(6);
+    let src_digits = [[1i64, 1, 2], [3, 4, 5]];
+    let mut src = Vec::new();
+    let mut tgt = Vec::new();
+    for d in src_digits {
+        let (s, t) = transformer_course::data::encode_pair(&d);
+        src.extend_from_slice(&s);
+        tgt.extend_from_slice(&t);
+    }
+    let data = transformer_course::data::ReverseDataset {
+        src: Tensor::from_slice(&src).view([2, -1]),
+        tgt: Tensor::from_slice(&tgt).view([2, -1]),
+    };
+    let content = content_matching(&model, &data);
+    // Encoder self-attention: only row 0's two 1s have a same-digit key, one
+    // other key each among 3 others (2 digits + EOS).
+    let share = content[0][0][0].1;
+    assert!((share - 1.0 / 3.0).abs() < 1e-6, "share {share}");
+}
