@@ -56,7 +56,7 @@ RUNS='
 10_greedy_decode_trace                     10_greedy_decode    --trace 7 3 0 9 5
 11_cross_attention                         11_cross_attention  --out-dir book/src/figures
 12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
-# The answer key's exercise experiments, from the exercise solutions (also run by
+# The exercise experiments of the answer key, from the exercise solutions (also run by
 # scripts/exercise-experiments.sh; about 10 minutes in all on two CPU cores).
 exercise_masks                             scripts/exercise-experiments.sh  --run masks
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache

@@ -32,7 +32,9 @@ use transformer_course::mask_checks::{causality_check, CAUSAL_MASKS};
 use transformer_course::train::{
     fit, masked_cross_entropy, noam_lr, TrainOptions, Trainer,
 };
-use transformer_course::transformer::{make_padding_mask, Transformer};
+use transformer_course::transformer::{
+    make_padding_mask, CausalMaskFn, Transformer,
+};
 use transformer_course::vocab::{EOS_ID, PAD_ID, SEQ_LEN};
 
 const USAGE: &str =
@@ -79,8 +81,7 @@ fn model(cfg: TransformerConfig, seed: i64) -> (nn::VarStore, Transformer) {
 /// check: the largest |Δ| of the logits before position k when the target
 /// changes from k on.
 fn masks() -> Result<()> {
-    let mut masks: Vec<(&str, fn(i64, Device) -> Tensor)> =
-        CAUSAL_MASKS.to_vec();
+    let mut masks: Vec<(&str, CausalMaskFn)> = CAUSAL_MASKS.to_vec();
     masks.push(("mutation: triu with diagonal=2", causal_mask_diagonal_2));
 
     println!("Chapter 07's model and example (untrained, seed 0, dropout 0):");
