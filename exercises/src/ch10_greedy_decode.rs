@@ -141,7 +141,8 @@ pub fn decode_step(
     for (i, layer) in dec.layers.iter().enumerate() {
         let (m, h) = (&layer.self_mha, x.apply(&layer.ln1));
         let (past_k, past_v) = &cache.self_kv[i];
-        let k = Tensor::cat(&[past_k, &m.project(&h, &m.W_k)], 2); // [B, h, t+1, d_k]
+        // [B, h, t+1, d_k] each
+        let k = Tensor::cat(&[past_k, &m.project(&h, &m.W_k)], 2);
         let v = Tensor::cat(&[past_v, &m.project(&h, &m.W_v)], 2);
         x = &x + attend_projected(m, &h, &k, &v, Some(&pad));
         cache.self_kv[i] = (k, v);

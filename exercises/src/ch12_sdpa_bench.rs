@@ -187,7 +187,8 @@ pub fn online_softmax_attention(q: &Tensor, blocks: &mut KvBlocks) -> Tensor {
     let mut denom = Tensor::zeros(row_shape.as_slice(), opts);
     let mut acc = Tensor::zeros(out_shape.as_slice(), opts);
     for (k_block, v_block) in blocks {
-        let s = q.matmul(&k_block.transpose(-2, -1)) / (d_k as f64).sqrt(); // [.., Lq, n]
+        // [.., Lq, n]
+        let s = q.matmul(&k_block.transpose(-2, -1)) / (d_k as f64).sqrt();
         let m_new = m.maximum(&s.amax(-1, true));
         let p = (&s - &m_new).exp();
         let c = (&m - &m_new).exp(); // rescales what was summed relative to m
