@@ -60,6 +60,12 @@ export_explorer                            export_explorer     --checkpoint chec
 12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
 # Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
 figures                                    figures             --out-dir book/src/figures
+# The exercise experiments of the answer key, from the exercise solutions (also run by
+# scripts/exercise-experiments.sh; about 10 minutes in all on two CPU cores).
+exercise_masks                             scripts/exercise-experiments.sh  --run masks
+exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
+exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
+exercise_norms                             scripts/exercise-experiments.sh  --run norms
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
 # there is none, e.g. on a GPU machine without this set-up. The seed spread trains five
 # models (about 15 minutes on two CPU cores).
@@ -155,6 +161,7 @@ if [ "$build" = 1 ] && [ -z "${BIN_DIR:-}" ] && command -v cargo >/dev/null; the
       b=${rest%%$'\t'*}
       case $b in
         scripts/bench-vs-pytorch.sh) targets+=(--bin bench_train) ;;
+        scripts/exercise-experiments.sh) targets+=(--bin exercise_experiments) ;;
         scripts/*) targets+=(--bin 09_train_reverse) ;;
         *) targets+=(--bin "$b") ;;
       esac

@@ -13,3 +13,7 @@
         let l = ids.size()[1];
         let tokens = ids.apply(&self.emb) * (self.d_model as f64).sqrt();
         (tokens + self.pos.narrow(0, 0, l)).dropout(self.dropout, true)
+
+// MUTANT: whole_table — adds all max_len rows of the table, whatever the length L
+    let tokens = ids.apply(&self.emb) * (self.d_model as f64).sqrt();
+    (tokens + &self.pos).dropout(self.dropout, train)

@@ -19,3 +19,9 @@
     let h = x.apply(&layer.ln2);
     let (a, w) = layer.cross_mha.forward(memory, &h, &h, None, false);
     (x + a, w)
+
+// MUTANT: kv_from_x — keys and values from the decoder stream instead of the memory
+    let h = x.apply(&layer.ln2);
+    let (a, w) = layer.cross_mha.forward(&h, &h, &h, Some(cross_mask), false);
+    let _ = memory;
+    (x + a, w)

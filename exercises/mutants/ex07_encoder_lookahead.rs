@@ -42,3 +42,14 @@
         let per_position = (a - b).abs().mean_dim([0i64, 2].as_slice(), false, Kind::Float);
         Vec::<f64>::try_from(&per_position.to_kind(Kind::Double)).expect("a 1-D tensor")
     })
+
+// MUTANT: train_mode — encodes with train = true: dropout makes every number random
+    tch::no_grad(|| {
+        let ls = src.size()[1];
+        let changed = src.copy();
+        let _ = changed.narrow(1, k, ls - k).fill_(altered);
+        let (a, _) = model.encode(src, true);
+        let (b, _) = model.encode(&changed, true);
+        let per_position = (a - b).abs().amax([0i64, 2].as_slice(), false);
+        Vec::<f64>::try_from(&per_position.to_kind(Kind::Double)).expect("a 1-D tensor")
+    })

@@ -27,3 +27,12 @@
         let picked = logp.gather(2, &labels.unsqueeze(-1), false);
         picked.view([-1]).get(-1).double_value(&[])
     })
+
+// MUTANT: train_mode — the teacher-forced pass with train = true (dropout on)
+    tch::no_grad(|| {
+        let t = Tensor::from_slice(tokens).unsqueeze(0).to_device(src.device());
+        let (tgt_in, labels) = teacher_forcing(&t);
+        let logits = model.forward(src, &tgt_in, true);
+        let logp = logits.log_softmax(-1, Kind::Double);
+        logp.gather(2, &labels.unsqueeze(-1), false).sum(Kind::Double).double_value(&[])
+    })

@@ -24,3 +24,11 @@
             model.decode_with_weights(tgt_in, &memory, &src_mask, make_causal_mask, false);
         weights.last().expect("at least one layer").cross_attn.get(0).get(0)
     })
+
+// MUTANT: train_mode — encodes and decodes with train = true (dropout on)
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, true);
+        let (_, weights) =
+            model.decode_with_weights(tgt_in, &memory, &src_mask, make_causal_mask, true);
+        weights.last().expect("a layer").cross_attn.get(0).mean_dim(0, false, Kind::Float)
+    })

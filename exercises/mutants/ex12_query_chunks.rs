@@ -8,7 +8,7 @@
     for start in (0..l).step_by(chunk as usize) {
         let n = chunk.min(l - start);
         let q_block = q.narrow(2, start, n);
-        let (out, _) = attention::scaled_dot_product(&q_block, &k, &v, mask, 0.0, false);
+        let (out, _) = (attend(&q_block, &k, &v, mask), ());
         blocks.push(out);
     }
     mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
@@ -25,7 +25,7 @@
             _ => m.narrow(2, 0, n),
         });
         let q_block = q.narrow(2, start, n);
-        let (out, _) = attention::scaled_dot_product(&q_block, &k, &v, m.as_ref(), 0.0, false);
+        let (out, _) = (attend(&q_block, &k, &v, m.as_ref()), ());
         blocks.push(out);
     }
     mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
@@ -43,7 +43,7 @@
         });
         let (kb, vb) = (k.narrow(2, start, n), v.narrow(2, start, n));
         let q_block = q.narrow(2, start, n);
-        let (out, _) = attention::scaled_dot_product(&q_block, &kb, &vb, m.as_ref(), 0.0, false);
+        let (out, _) = (attend(&q_block, &kb, &vb, m.as_ref()), ());
         blocks.push(out);
     }
     mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
@@ -62,5 +62,32 @@
             scores = scores.masked_fill(&m, attention::dtype_min(scores.kind()));
         }
         blocks.push(scores.softmax(-1, None::<Kind>).matmul(&v));
+    }
+    mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
+
+// MUTANT: no_chunking — the whole layer at once: right numbers, all the scores at once
+    let _ = (chunk, attend);
+    mha.forward(x, x, x, mask, false).0
+
+// MUTANT: one_call — projects and calls the core once with every query
+    let _ = chunk;
+    let q = mha.project(x, &mha.W_q);
+    let (k, v) = (mha.project(x, &mha.W_k), mha.project(x, &mha.W_v));
+    mha.merge(&attend(&q, &k, &v, mask)).apply(&mha.W_o)
+
+// MUTANT: prefix_keys_only — each block sees keys 0..its end: right under a causal mask only
+    let q = mha.project(x, &mha.W_q);
+    let (k, v) = (mha.project(x, &mha.W_k), mha.project(x, &mha.W_v));
+    let l = q.size()[2];
+    let mut blocks = Vec::new();
+    for start in (0..l).step_by(chunk as usize) {
+        let n = chunk.min(l - start);
+        let end = (start + n).min(l);
+        let m = mask.map(|m| {
+            let rows = if m.size()[2] == 1 { m.shallow_clone() } else { m.narrow(2, start, n) };
+            rows.narrow(3, 0, end)
+        });
+        let (kb, vb) = (k.narrow(2, 0, end), v.narrow(2, 0, end));
+        blocks.push(attend(&q.narrow(2, start, n), &kb, &vb, m.as_ref()));
     }
     mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)

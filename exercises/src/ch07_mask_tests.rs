@@ -43,9 +43,9 @@ pub fn memory_change_per_position(
 /// layer.
 pub fn max_weight_on_pad(weights: &Tensor, keys: &Tensor) -> f64 {
     // ANCHOR: ex07_weight_on_pad
-    // HINT: keys.eq(PAD_ID) as a float [B, 1, 1, Lk] broadcasts against the
-    // HINT: weights; multiply, sum over the last dimension ([B, h, Lq]), take
-    // HINT: the max.
+    // HINT: mark the PAD keys with 1 and the rest with 0, shaped so that the
+    // HINT: marks broadcast against the weights; then each query row's weight
+    // HINT: on PAD is one reduction away, and the worst row one more.
     let pad = keys
         .eq(PAD_ID)
         .to_kind(weights.kind())

@@ -16,7 +16,7 @@ pub fn make_copy_dataset(n: usize, seed: u64) -> ReverseDataset {
     // ANCHOR: ex08_copy_dataset
     // HINT: start from make_dataset(n, seed) and keep its sources. The copy
     // HINT: target is the source shifted one place to the right with BOS in
-    // HINT: front: cat a column of BOS with src.narrow(1, 0, SEQ_LEN - 1).
+    // HINT: front; the shift drops the last column, which is always PAD.
     let reverse = make_dataset(n, seed);
     let bos = Tensor::full([n as i64, 1], BOS_ID, (Kind::Int64, Device::Cpu));
     let tgt =

@@ -18,8 +18,9 @@ pub fn sequence_log_prob(
 ) -> f64 {
     // ANCHOR: ex10_sequence_log_prob
     // HINT: chapter 09's teacher_forcing splits [1, n+1] tokens into the
-    // HINT: decoder input and the labels; log_softmax the logits, gather each
-    // HINT: label's entry (gather(2, &labels.unsqueeze(-1), false)) and sum.
+    // HINT: decoder input and the labels. Position i of the logits is the
+    // HINT: distribution of label i: turn it into log-probabilities, pick the
+    // HINT: label's entry at every position, and add them up.
     tch::no_grad(|| {
         let t = Tensor::from_slice(tokens)
             .unsqueeze(0)
@@ -49,78 +50,134 @@ pub fn attend_projected(
     mha.merge(&out).apply(&mha.W_o)
 }
 
-/// ★★★ ex10_kv_cache — greedy decoding that feeds the decoder only the newest
-/// token at each step. Each decoder layer keeps the self-attention keys and
-/// values of the tokens seen so far and appends one per step; the
-/// cross-attention keys and values come from the memory, which never changes,
-/// so they are projected once. Same contract as `generate::greedy_decode` — and
-/// it must return exactly its tokens.
-pub fn greedy_decode_cached(
-    model: &Transformer,
-    src: &Tensor,
-    max_len: usize,
-) -> Tensor {
-    // ANCHOR: ex10_kv_cache
-    // HINT: the loop of greedy_decode, with the decoder written out as in
-    // HINT: DecoderLayer::forward. What never changes (the memory and its
-    // HINT: projections) is computed once; each step embeds only the newest
-    // HINT: token, at its own position, and each layer's self-attention appends
-    // HINT: that token's key and value to the layer's cache before attending
-    // HINT: (attend_projected helps). The cache holds only the past, so no
-    // HINT: causal mask — but greedy_decode's mask also hides the PAD it emits
-    // HINT: itself (an untrained model does).
-    tch::no_grad(|| {
+/// Given for ex10_kv_cache: what cached decoding keeps between steps, for one
+/// batch of sources.
+pub struct KvCache {
+    /// The tokens fed so far, [B, t]: the keys of PAD tokens stay hidden.
+    pub tokens: Tensor,
+    /// Per decoder layer, the self-attention keys and values of those t
+    /// tokens, projected and split: [B, h, t, d_k] each. Empty at first.
+    pub self_kv: Vec<(Tensor, Tensor)>,
+    /// Per decoder layer, the cross-attention keys and values of the memory,
+    /// [B, h, Ls, d_k] each: the memory never changes, so they are projected once.
+    pub cross_kv: Vec<(Tensor, Tensor)>,
+    /// The source's padding mask, [B, 1, 1, Ls].
+    pub src_mask: Tensor,
+}
+
+impl KvCache {
+    /// Encodes `src` ([B, Ls], inference mode) and projects the memory for every
+    /// layer's cross-attention; no token fed yet.
+    pub fn new(model: &Transformer, src: &Tensor) -> KvCache {
         let (memory, src_mask) = model.encode(src, false);
-        let dec = &model.decoder;
         let (b, device) = (src.size()[0], src.device());
-        let scale = (model.config.d_model as f64).sqrt();
-        let cross: Vec<(Tensor, Tensor)> = dec
-            .layers
+        let layers = &model.decoder.layers;
+        let cross_kv = layers
             .iter()
             .map(|l| {
                 let m = &l.cross_mha;
                 (m.project(&memory, &m.W_k), m.project(&memory, &m.W_v))
             })
             .collect();
-        let mut cache: Vec<Option<(Tensor, Tensor)>> =
-            dec.layers.iter().map(|_| None).collect();
+        let self_kv = layers
+            .iter()
+            .map(|l| {
+                let m = &l.self_mha;
+                let empty = [b, m.h, 0, m.d_k];
+                let opts = (memory.kind(), device);
+                (Tensor::zeros(empty, opts), Tensor::zeros(empty, opts))
+            })
+            .collect();
+        KvCache {
+            tokens: Tensor::zeros([b, 0], (Kind::Int64, device)),
+            self_kv,
+            cross_kv,
+            src_mask,
+        }
+    }
+
+    /// t, the number of tokens fed so far.
+    pub fn len(&self) -> i64 {
+        self.tokens.size()[1]
+    }
+
+    /// Whether no token has been fed yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// ★★★ ex10_kv_cache — one step of cached decoding. Feed the decoder only the
+/// newest token (`newest`: [B, 1]), at position t = `cache.len()`: every
+/// decoder layer appends that token's self-attention key and value to its
+/// cache and attends over the cache; nothing about the t earlier tokens is
+/// computed again. Returns the logits of the next token, [B, V], in inference
+/// mode: the last position of `model.decode` over all t + 1 tokens.
+/// `greedy_decode_cached` (below) decodes with it.
+pub fn decode_step(
+    model: &Transformer,
+    cache: &mut KvCache,
+    newest: &Tensor,
+) -> Tensor {
+    // ANCHOR: ex10_kv_cache
+    // HINT: DecoderLayer::forward written out for one position. The new
+    // HINT: token's embedding is scaled as in TokenAndPosition and gets the
+    // HINT: position t. In each layer, its key and value join the cached ones
+    // HINT: before it attends (attend_projected helps); the cache holds only
+    // HINT: the past, so no causal mask — but greedy_decode's mask also hides
+    // HINT: the PAD tokens it emitted itself (an untrained model does), and so
+    // HINT: must this. Then the layer's other two steps, and the decoder's end.
+    let dec = &model.decoder;
+    let t = cache.len();
+    cache.tokens = Tensor::cat(&[&cache.tokens, newest], 1); // [B, t+1]
+    let scale = (model.config.d_model as f64).sqrt();
+    let pos = dec
+        .embed
+        .position_table()
+        .narrow(0, t, 1)
+        .to_device(newest.device());
+    let mut x = newest.apply(&dec.embed.emb) * scale + pos; // [B, 1, d]
+    let pad = make_padding_mask(&cache.tokens); // [B, 1, 1, t+1]
+    for (i, layer) in dec.layers.iter().enumerate() {
+        let (m, h) = (&layer.self_mha, x.apply(&layer.ln1));
+        let (past_k, past_v) = &cache.self_kv[i];
+        // [B, h, t+1, d_k] each
+        let k = Tensor::cat(&[past_k, &m.project(&h, &m.W_k)], 2);
+        let v = Tensor::cat(&[past_v, &m.project(&h, &m.W_v)], 2);
+        x = &x + attend_projected(m, &h, &k, &v, Some(&pad));
+        cache.self_kv[i] = (k, v);
+        let (ck, cv) = &cache.cross_kv[i];
+        let h = x.apply(&layer.ln2);
+        x = &x
+            + attend_projected(
+                &layer.cross_mha,
+                &h,
+                ck,
+                cv,
+                Some(&cache.src_mask),
+            );
+        x = &x + layer.ffn.forward(&x.apply(&layer.ln3));
+    }
+    x.apply(&dec.ln_final).apply(&model.out_proj).select(1, 0) // [B, V]
+                                                               // ANCHOR_END: ex10_kv_cache
+}
+
+/// Greedy decoding on `decode_step`: the contract of `generate::greedy_decode`,
+/// and — when the step is right — exactly its tokens, with one decoder position
+/// per step instead of all of them.
+pub fn greedy_decode_cached(
+    model: &Transformer,
+    src: &Tensor,
+    max_len: usize,
+) -> Tensor {
+    tch::no_grad(|| {
+        let mut cache = KvCache::new(model, src);
+        let (b, device) = (src.size()[0], src.device());
         let mut out = Tensor::full([b, 1], BOS_ID, (Kind::Int64, device));
         let mut finished = Tensor::zeros([b], (Kind::Bool, device));
         for t in 0..max_len as i64 - 1 {
-            let pos =
-                dec.embed.position_table().narrow(0, t, 1).to_device(device);
-            let newest = out.narrow(1, t, 1); // [B, 1]
-            let mut x = newest.apply(&dec.embed.emb) * scale + pos; // [B, 1, d]
-            let pad = make_padding_mask(&out); // one entry per cached key
-            for (i, layer) in dec.layers.iter().enumerate() {
-                let (m, h) = (&layer.self_mha, x.apply(&layer.ln1));
-                let (k, v) = (m.project(&h, &m.W_k), m.project(&h, &m.W_v));
-                let (k, v) = match cache[i].take() {
-                    Some((pk, pv)) => {
-                        (Tensor::cat(&[pk, k], 2), Tensor::cat(&[pv, v], 2))
-                    }
-                    None => (k, v),
-                };
-                x = &x + attend_projected(m, &h, &k, &v, Some(&pad));
-                cache[i] = Some((k, v));
-                let (ck, cv) = &cross[i];
-                let h = x.apply(&layer.ln2);
-                x = &x
-                    + attend_projected(
-                        &layer.cross_mha,
-                        &h,
-                        ck,
-                        cv,
-                        Some(&src_mask),
-                    );
-                x = &x + layer.ffn.forward(&x.apply(&layer.ln3));
-            }
-            let x = x.apply(&dec.ln_final);
-            let logits = x.apply(&model.out_proj); // [B, 1, V]
-            let next = logits
-                .select(1, 0)
-                .argmax(-1, false)
-                .masked_fill(&finished, PAD_ID);
+            let logits = decode_step(model, &mut cache, &out.narrow(1, t, 1));
+            let next = logits.argmax(-1, false).masked_fill(&finished, PAD_ID);
             out = Tensor::cat(&[out, next.unsqueeze(1)], 1);
             finished = finished.logical_or(&next.eq(EOS_ID));
             if finished.all().int64_value(&[]) != 0 {
@@ -129,7 +186,6 @@ pub fn greedy_decode_cached(
         }
         out
     })
-    // ANCHOR_END: ex10_kv_cache
 }
 
 /// ★★★ ex10_beam_search — keep the `width` most likely prefixes instead of one.

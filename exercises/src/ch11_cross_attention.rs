@@ -40,9 +40,9 @@ pub fn cross_attention_map(
 /// a uniform row, 0 for a one-hot row.
 pub fn attention_entropy(weights: &Tensor) -> Tensor {
     // ANCHOR: ex11_entropy
-    // HINT: w.ln() is −inf where w = 0 and 0·(−inf) is NaN; Tensor::xlogy(w, w)
-    // HINT: computes w·ln w with 0 there, or clamp_min the argument of ln. Sum
-    // HINT: over the last dimension and negate.
+    // HINT: w.ln() is −inf where w = 0, and 0·(−inf) is NaN: the term w·ln w
+    // HINT: needs its limit 0 there, from an operation made for it or from a
+    // HINT: logarithm that never sees 0. Sum over the last dimension, negate.
     -weights
         .xlogy(weights)
         .sum_dim_intlist(-1, false, weights.kind())

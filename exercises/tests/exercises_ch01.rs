@@ -142,6 +142,16 @@ fn ex01_learned_new_makes_a_trained_table() {
 #[rstest]
 fn ex01_learned_forward_adds_the_table(#[values(0, 4)] seed: i64) {
     let (_vs, layer) = learned(seed, 0.0);
+    // One token per row first: there, adding all max_len rows of the table broadcasts
+    // to [B, max_len, d] instead of failing on the shapes.
+    let one = layer.forward(&common::ids(&[&[3], &[7]]), false);
+    assert_eq!(
+        one.size(),
+        vec![2, 1, 16],
+        "ids [2, 1] gave {:?}: a batch of length L uses only the first L rows of the \
+         table (pos[0..L]), not all max_len of them",
+        one.size()
+    );
     let ids = common::ids(&[&[3, 4, 5, 0], &[7, 7, 7, 2]]);
     let out = layer.forward(&ids, false);
     let expected = ids.apply(&layer.emb) * 4.0 + layer.pos.narrow(0, 0, 4);

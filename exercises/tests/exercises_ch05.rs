@@ -21,13 +21,18 @@ fn max_over(t: &Tensor) -> f64 {
 }
 
 #[rstest]
-fn ex05_cross_sublayer_matches_the_layer(#[values(0, 6)] seed: i64) {
+fn ex05_cross_sublayer_matches_the_layer(
+    #[values(0, 6)] seed: i64,
+    // Target length 6 = source length: keys and values from x then run without a
+    // shape error, and the check below names the mistake.
+    #[values(4, 6)] lt: i64,
+) {
     let (vs, layer) =
         build(seed, |p| DecoderLayer::new(p, &config(16, 2, 32)).unwrap());
     // Three different LayerNorms, so that using ln1 or ln3 for ln2 shows.
     common::perturb_layer_norms(&vs, seed + 10);
     let (x, memory) =
-        (randn(seed + 1, &[2, 4, 16]), randn(seed + 2, &[2, 6, 16]));
+        (randn(seed + 1, &[2, lt, 16]), randn(seed + 2, &[2, 6, 16]));
     let src = common::ids(&[&[3, 4, 5, 2, 0, 0], &[7, 8, 2, 0, 0, 0]]);
     let mask = make_padding_mask(&src);
     let (y, w) = cross_attention_sublayer(&layer, &x, &memory, &mask);
@@ -63,18 +68,22 @@ fn ex05_cross_sublayer_matches_the_layer(#[values(0, 6)] seed: i64) {
     );
 }
 
-#[test]
-fn ex05_cross_sublayer_does_not_mix_decoder_positions() {
+#[rstest]
+fn ex05_cross_sublayer_does_not_mix_decoder_positions(
+    // 3 decoder positions against 3 source positions too: with equal lengths keys and
+    // values taken from x run without a shape error and reach the check.
+    #[values(5, 3)] lt: i64,
+) {
     let (_vs, layer) =
         build(1, |p| DecoderLayer::new(p, &config(16, 4, 32)).unwrap());
-    let (x, memory) = (randn(2, &[1, 5, 16]), randn(3, &[1, 3, 16]));
+    let (x, memory) = (randn(2, &[1, lt, 16]), randn(3, &[1, 3, 16]));
     let mask = Tensor::zeros([1, 1, 1, 3], (Kind::Bool, Device::Cpu));
     let (y, _) = cross_attention_sublayer(&layer, &x, &memory, &mask);
     let x2 = x.copy();
     let _ = x2.get(0).get(2).fill_(3.0);
     let (y2, _) = cross_attention_sublayer(&layer, &x2, &memory, &mask);
     let moved = (&y - &y2).abs().amax([0i64, 2].as_slice(), false);
-    for p in 0..5 {
+    for p in 0..lt {
         assert_eq!(
             moved.double_value(&[p]) > 0.0,
             p == 2,

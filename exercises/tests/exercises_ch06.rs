@@ -77,6 +77,20 @@ fn ex06_padding_mask_hides_only_pad() {
         "the mask must be 4-D, [B, 1, 1, Lk], got {:?}",
         mask.size()
     );
+    // Square scores first (self-attention, Lq = Lk = 8): a mask on the query axis
+    // broadcasts without complaint there, so only its values can tell.
+    let pad = src.eq(PAD_ID);
+    let square = [2, 4, 8, 8];
+    if let Ok(got) = mask.f_expand(square, false) {
+        let on_queries = pad.unsqueeze(1).unsqueeze(-1).expand(square, false);
+        let on_keys = pad.unsqueeze(1).unsqueeze(1).expand(square, false);
+        assert!(
+            got.equal(&on_keys) || !got.equal(&on_queries),
+            "the mask hides PAD *queries* (rows of the scores), shape {:?}: a PAD key must be \
+             hidden from every query, so the flags go on the last axis, [B, 1, 1, Lk]",
+            mask.size()
+        );
+    }
     // Broadcasts against scores [B, h, Lq, Lk] and says "masked" exactly at the PAD keys.
     let full = mask.expand([2, 4, 3, 8], false);
     let expected = src

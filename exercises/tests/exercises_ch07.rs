@@ -1,7 +1,7 @@
 //! Chapter 07 exercises: `cargo test --test exercises_ch07`.
 mod common;
 
-use common::{assert_close_f64, assert_unchanged, tiny_model};
+use common::{assert_close_f64, assert_unchanged, eval_model, EVAL};
 use exercises::ch07_mask_tests::{
     max_weight_on_pad, memory_change_per_position,
 };
@@ -22,7 +22,7 @@ fn ex07_encoder_lookahead_moves_every_memory_row(
     #[values(1, 3, 5)] k: i64,
     #[values(0, 4)] seed: i64,
 ) {
-    let (_vs, m) = tiny_model(seed, 2);
+    let (_vs, m) = eval_model(seed, 2);
     let src = full_src();
     let original = src.copy();
     let per_position = memory_change_per_position(&m, &src, k, 12);
@@ -52,13 +52,13 @@ fn ex07_encoder_lookahead_moves_every_memory_row(
 
 #[test]
 fn ex07_encoder_lookahead_measures_real_changes() {
-    let (_vs, m) = tiny_model(2, 2);
+    let (_vs, m) = eval_model(2, 2);
     // Overwriting with the token that is already there changes nothing at all.
     let same_src = common::ids(&[&[5, 5, 5, 5, 5, 5]]);
     let same = memory_change_per_position(&m, &same_src, 2, 5);
     assert!(
         same.iter().all(|&d| d == 0.0),
-        "overwriting tokens with themselves must change nothing, got {same:?}"
+        "overwriting tokens with themselves must change nothing, got {same:?} {EVAL}"
     );
     // The numbers are the largest |Δ| per position, measured against the source as the
     // caller passed it (a copy taken before the call).
@@ -81,7 +81,7 @@ fn ex07_encoder_lookahead_measures_real_changes() {
             1e-6 * expected.max(1.0),
             &format!(
                 "position {p}: not the largest |Δ| of memory row {p} over batch and features \
-                 (tokens from k = 4 on set to 12, inference mode)"
+                 (tokens from k = 4 on set to 12, inference mode) {EVAL}"
             ),
         );
     }
@@ -122,7 +122,7 @@ fn ex07_weight_on_pad_of_known_weights() {
 
 #[rstest]
 fn ex07_weight_on_pad_of_the_model_is_zero(#[values(0, 3)] seed: i64) {
-    let (_vs, m) = tiny_model(seed, 2);
+    let (_vs, m) = eval_model(seed, 2);
     let src =
         common::ids(&[&[3, 4, 5, 6, 7, 2, 0, 0], &[9, 10, 11, 2, 0, 0, 0, 0]]);
     let tgt = common::ids(&[&[1, 7, 6, 5, 4, 3, 2], &[1, 11, 10, 9, 2, 0, 0]]);

@@ -1,17 +1,20 @@
 //! Chapter 10 exercises: `cargo test --test exercises_ch10`. Untrained models are
-//! enough: every property here holds for any weights.
+//! enough: every property here holds for any weights. They have dropout 0.1, so
+//! that a forward pass in training mode shows.
 mod common;
 
-use common::{assert_close_f64, assert_unchanged, tiny_model};
+use common::{
+    assert_close, assert_close_f64, assert_unchanged, eval_model, EVAL,
+};
 use exercises::ch10_greedy_decode::{
-    beam_search, greedy_decode_cached, sequence_log_prob,
+    beam_search, decode_step, greedy_decode_cached, sequence_log_prob, KvCache,
 };
 use rstest::rstest;
 use tch::{Kind, Tensor};
 use transformer_course::data::{make_dataset, row};
 use transformer_course::generate::greedy_decode;
 use transformer_course::transformer::Transformer;
-use transformer_course::vocab::{BOS_ID, EOS_ID, SEQ_LEN, VOCAB};
+use transformer_course::vocab::{BOS_ID, EOS_ID, PAD_ID, SEQ_LEN, VOCAB};
 
 /// Log-probabilities of every next token after `prefix`, by a plain decoder pass.
 fn next_log_probs(m: &Transformer, src: &Tensor, prefix: &[i64]) -> Vec<f64> {
@@ -36,30 +39,41 @@ fn one_source(i: i64) -> Tensor {
 fn ex10_sequence_log_prob_of_one_token_is_a_distribution(
     #[values(0, 1)] seed: i64,
 ) {
-    let (_vs, m) = tiny_model(seed, 1);
+    let (_vs, m) = eval_model(seed, 1);
     let src = one_source(2);
-    let total: f64 = (0..VOCAB)
-        .map(|t| sequence_log_prob(&m, &src, &[BOS_ID, t]).exp())
-        .sum();
+    let each: Vec<f64> = (0..VOCAB)
+        .map(|t| sequence_log_prob(&m, &src, &[BOS_ID, t]))
+        .collect();
+    let direct = next_log_probs(&m, &src, &[BOS_ID]);
+    assert!(
+        !each.iter().all(|lp| (lp - direct[BOS_ID as usize]).abs() < 1e-6),
+        "every one-token answer [BOS, t] gets log p(BOS | BOS): the entry picked is the decoder \
+         input's token, not the label's. The label of position i is tokens[i + 1] (the second \
+         half of teacher_forcing)"
+    );
+    let total: f64 = each.iter().map(|lp| lp.exp()).sum();
     assert_close_f64(
         total,
         1.0,
         1e-6,
-        "p(t | BOS) summed over every token t must be 1: a log_softmax over the vocabulary \
-         (the last dimension)",
+        &format!(
+            "p(t | BOS) summed over every token t must be 1: a log_softmax over the vocabulary \
+             (the last dimension) {EVAL}"
+        ),
     );
-    let direct = next_log_probs(&m, &src, &[BOS_ID]);
     assert_close_f64(
-        sequence_log_prob(&m, &src, &[BOS_ID, 7]),
+        each[7],
         direct[7],
         1e-6,
-        "log p(7 | BOS): the logits at the BOS position, entry 7",
+        &format!(
+            "log p(7 | BOS): the logits at the BOS position, entry 7 {EVAL}"
+        ),
     );
 }
 
 #[test]
 fn ex10_sequence_log_prob_follows_the_chain_rule() {
-    let (_vs, m) = tiny_model(4, 2);
+    let (_vs, m) = eval_model(4, 2);
     let src = one_source(5);
     let prefix = [BOS_ID, 9, 4];
     let whole = sequence_log_prob(&m, &src, &[BOS_ID, 9, 4, 11]);
@@ -69,10 +83,138 @@ fn ex10_sequence_log_prob_follows_the_chain_rule() {
         whole,
         expected,
         1e-6,
-        "log p(a b c) must be log p(a b) + log p(c | a b): decoder input tokens[..n], labels \
-         tokens[1..] (teacher_forcing), every label counted once",
+        &format!(
+            "log p(a b c) must be log p(a b) + log p(c | a b): decoder input tokens[..n], \
+             labels tokens[1..] (teacher_forcing), every label counted once {EVAL}"
+        ),
     );
     assert!(whole < 0.0, "a log-probability is negative, got {whole}");
+}
+
+/// Feeds `tokens` ([B, n]) to a new cache one column at a time and compares every
+/// step's logits with the last position of a full decoder pass over the prefix;
+/// checks that the cache grows by exactly one position per step. Returns the cache.
+fn step_through(m: &Transformer, src: &Tensor, tokens: &Tensor) -> KvCache {
+    tch::no_grad(|| {
+        let mut cache = KvCache::new(m, src);
+        let (memory, src_mask) = m.encode(src, false);
+        for t in 0..tokens.size()[1] {
+            let newest = tokens.narrow(1, t, 1).copy();
+            let before = newest.copy();
+            let got = decode_step(m, &mut cache, &newest);
+            assert_unchanged(&before, &newest, "newest");
+            let prefix = tokens.narrow(1, 0, t + 1);
+            let full =
+                m.decode(&prefix, &memory, &src_mask, false).select(1, -1);
+            assert_close(
+                &got,
+                &full,
+                1e-4,
+                &format!(
+                    "step {t}: not the logits of a full decoder pass at position {t}. Check the \
+                     new token's position (row t of the table, × √d_model on the embedding), \
+                     that every layer attends over its cached keys and values plus the new \
+                     one, and that PAD keys stay hidden {EVAL}"
+                ),
+            );
+            assert_eq!(
+                cache.len(),
+                t + 1,
+                "step {t}: the cache must hold the {} tokens fed so far",
+                t + 1
+            );
+            for (i, (k, v)) in cache.self_kv.iter().enumerate() {
+                assert!(
+                    k.size()[2] == t + 1 && v.size()[2] == t + 1,
+                    "step {t}, layer {i}: the cache holds keys and values of {} and {} \
+                     positions, but {} tokens were fed: each step appends exactly one",
+                    k.size()[2],
+                    v.size()[2],
+                    t + 1
+                );
+            }
+        }
+        cache
+    })
+}
+
+#[rstest]
+fn ex10_kv_cache_step_equals_full_recomputation(
+    #[values(0, 1)] seed: i64,
+    #[values(1, 2)] layers: i64,
+) {
+    let (_vs, m) = eval_model(seed, layers);
+    let src = make_dataset(3, seed as u64 + 20).src;
+    // A PAD inside the prefix (untrained models emit them) must stay a hidden key.
+    let tokens = common::ids(&[
+        &[BOS_ID, 5, 9, 4, 7, 3],
+        &[BOS_ID, 8, PAD_ID, 6, 11, 5],
+        &[BOS_ID, 12, 10, EOS_ID, PAD_ID, PAD_ID],
+    ]);
+    step_through(&m, &src, &tokens);
+}
+
+#[rstest]
+fn ex10_kv_cache_step_reads_the_cache_and_computes_one_position(
+    #[values(1, 2)] layers: i64,
+) {
+    // After four steps, change what the cache holds. A step that appends one position
+    // and attends over the cache keeps the changed entries and gives other logits; a
+    // step that recomputes the past from the tokens does neither.
+    let (_vs, m) = eval_model(7, layers);
+    let src = make_dataset(2, 3).src;
+    let tokens = common::ids(&[&[BOS_ID, 5, 9, 4], &[BOS_ID, 8, 6, 11]]);
+    let mut cache = step_through(&m, &src, &tokens);
+    let newest = common::ids(&[&[7], &[3]]);
+    let honest = tch::no_grad(|| {
+        let mut copy = KvCache {
+            tokens: cache.tokens.copy(),
+            self_kv: cache
+                .self_kv
+                .iter()
+                .map(|(k, v)| (k.copy(), v.copy()))
+                .collect(),
+            cross_kv: cache
+                .cross_kv
+                .iter()
+                .map(|(k, v)| (k.copy(), v.copy()))
+                .collect(),
+            src_mask: cache.src_mask.copy(),
+        };
+        decode_step(&m, &mut copy, &newest)
+    });
+    let changed: Vec<(Tensor, Tensor)> = common::seeded(11, || {
+        cache
+            .self_kv
+            .iter()
+            .map(|(k, v)| (k.randn_like() * 2.0, v.randn_like() * 2.0))
+            .collect()
+    });
+    cache.self_kv = changed.iter().map(|(k, v)| (k.copy(), v.copy())).collect();
+    let got = tch::no_grad(|| decode_step(&m, &mut cache, &newest));
+    for (i, ((k, v), (k0, v0))) in
+        cache.self_kv.iter().zip(&changed).enumerate()
+    {
+        assert_eq!(
+            k.size()[2],
+            5,
+            "layer {i}: one position appended to the four cached"
+        );
+        let kept = k.narrow(2, 0, 4).equal(k0) && v.narrow(2, 0, 4).equal(v0);
+        assert!(
+            kept,
+            "layer {i}: the keys and values of the four earlier positions were computed \
+             again. That is the work a KV cache exists to save: each step computes only the \
+             newest position and appends it, the past stays as cached"
+        );
+    }
+    let moved = common::max_abs_diff(&got, &honest);
+    assert!(
+        moved > 1e-3,
+        "the logits did not change when the cached keys and values did (|Δ| = {moved:e}): \
+         the step recomputed the past instead of attending over its cache. Fed one position, \
+         the decoder's self-attention reads every earlier position from the cache"
+    );
 }
 
 #[rstest]
@@ -80,7 +222,7 @@ fn ex10_kv_cache_gives_exactly_the_greedy_tokens(
     #[values(0, 1, 2, 3)] seed: i64,
     #[values(1, 2)] layers: i64,
 ) {
-    let (_vs, m) = tiny_model(seed, layers);
+    let (_vs, m) = eval_model(seed, layers);
     let src = make_dataset(16, seed as u64 + 10).src;
     let original = src.copy();
     let expected = greedy_decode(&m, &src, SEQ_LEN);
@@ -96,15 +238,15 @@ fn ex10_kv_cache_gives_exactly_the_greedy_tokens(
         differ == 0,
         "cached decoding chose {differ} other token(s) than greedy_decode. Check the new \
          token's position (row t of the table, × √d_model on the embedding), that the cache \
-         grows by one key and value per step, and that PAD keys are masked.\n  got:\n{got}\n  \
-         greedy_decode:\n{expected}"
+         grows by one key and value per step, and that PAD keys are masked {EVAL}.\n  got:\n\
+         {got}\n  greedy_decode:\n{expected}"
     );
 }
 
 #[test]
 fn ex10_kv_cache_stops_and_pads_like_greedy() {
     // An output bias that says EOS at step 3 for everybody: rows finish, the loop stops.
-    let (_vs, m) = tiny_model(5, 1);
+    let (_vs, m) = eval_model(5, 1);
     tch::no_grad(|| {
         let _ = m.out_proj.bs.as_ref().unwrap().get(EOS_ID).fill_(100.0);
     });
@@ -120,7 +262,7 @@ fn ex10_kv_cache_stops_and_pads_like_greedy() {
         "not greedy_decode's tokens"
     );
     // With max_len 4 nothing is longer than 4.
-    let (_vs, m) = tiny_model(6, 1);
+    let (_vs, m) = eval_model(6, 1);
     let short = greedy_decode_cached(&m, &src, 4);
     assert!(
         short.size()[1] <= 4,
@@ -158,7 +300,7 @@ fn ex10_beam_search_of_width_one_is_greedy(
     #[values(0, 1, 2)] seed: i64,
     #[values(0, 3)] i: i64,
 ) {
-    let (_vs, m) = tiny_model(seed, 1);
+    let (_vs, m) = eval_model(seed, 1);
     let src = one_source(i);
     let (tokens, score) = beam_search(&m, &src, 1, SEQ_LEN);
     assert_eq!(
@@ -181,7 +323,7 @@ fn ex10_beam_search_finds_the_best_short_answer(
 ) {
     // With max_len 3 (BOS + two tokens) and width 13 (the whole vocabulary), beam search
     // is exhaustive: it must return the best of all sequences, found by brute force here.
-    let (_vs, m) = tiny_model(seed, 1);
+    let (_vs, m) = eval_model(seed, 1);
     let src = one_source(1);
     let first = next_log_probs(&m, &src, &[BOS_ID]);
     let mut best = (vec![BOS_ID, EOS_ID], first[EOS_ID as usize]);
@@ -209,7 +351,7 @@ fn ex10_beam_search_keeps_finished_beams() {
     // A model that says EOS first: [BOS, EOS] is the best beam after one step, and no
     // longer sequence can beat it (each token only adds a log-probability ≤ 0). It
     // must survive the next rounds as a finished beam among the new candidates.
-    let (_vs, m) = tiny_model(9, 1);
+    let (_vs, m) = eval_model(9, 1);
     tch::no_grad(|| {
         let _ = m.out_proj.bs.as_ref().unwrap().get(EOS_ID).fill_(8.0);
     });
@@ -233,7 +375,7 @@ fn ex10_beam_search_keeps_finished_beams() {
 
 #[test]
 fn ex10_beam_search_wider_beams_score_what_they_return() {
-    let (_vs, m) = tiny_model(8, 2);
+    let (_vs, m) = eval_model(8, 2);
     let src = one_source(4);
     for width in [2, 3, 5] {
         let (tokens, score) = beam_search(&m, &src, width, SEQ_LEN);

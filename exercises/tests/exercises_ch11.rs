@@ -1,7 +1,7 @@
 //! Chapter 11 exercises: `cargo test --test exercises_ch11`.
 mod common;
 
-use common::{assert_close, assert_close_f64, tiny_model};
+use common::{assert_close, assert_close_f64, eval_model, EVAL};
 use exercises::ch11_cross_attention::{
     anti_diagonal_score, attention_entropy, cross_attention_map,
 };
@@ -26,9 +26,9 @@ fn example(digits: &[i64]) -> (Tensor, Tensor) {
 
 #[rstest]
 fn ex11_cross_map_is_the_last_layer_averaged_over_heads(
-    #[values(1, 3)] layers: i64,
+    #[values(1, 2, 3)] layers: i64,
 ) {
-    let (_vs, m) = tiny_model(layers, layers);
+    let (_vs, m) = eval_model(layers, layers);
     let (src, tgt_in) = example(&[8, 1, 5, 9]);
     let map = cross_attention_map(&m, &src, &tgt_in);
     let expected = tch::no_grad(|| {
@@ -50,7 +50,7 @@ fn ex11_cross_map_is_the_last_layer_averaged_over_heads(
         1e-6,
         &format!(
             "{layers} layer(s): not the last layer's cross-attention, averaged over the heads \
-             (dimension 0 once the batch is dropped), [Lt, Ls]"
+             (dimension 0 once the batch is dropped), [Lt, Ls] {EVAL}"
         ),
     );
     let sums = map.sum_dim_intlist(-1, false, Kind::Float);
@@ -121,7 +121,7 @@ fn ex11_entropy_of_real_weights() {
         "weights 0.25, 0.75, 0, 0",
     );
     // On a model: masked PAD columns must not turn into NaN, and no row beats ln(Ls).
-    let (_vs, m) = tiny_model(0, 1);
+    let (_vs, m) = eval_model(0, 1);
     let (src, tgt_in) = example(&[3, 1, 4]);
     let h =
         attention_entropy(&cross_attention_map_reference(&m, &src, &tgt_in));

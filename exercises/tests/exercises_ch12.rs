@@ -2,8 +2,11 @@
 mod common;
 
 use common::{assert_close, assert_unchanged, build, config, seeded};
+use std::cell::RefCell;
+
 use exercises::ch12_sdpa_bench::{
     attention_in_query_chunks, max_len_for_budget, online_softmax_attention,
+    plain_core, KvBlocks,
 };
 use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
@@ -114,9 +117,54 @@ fn mha(seed: i64) -> (nn::VarStore, MultiHeadAttention) {
     })
 }
 
+/// Runs the exercise with an attention core that records (query rows, key rows) of
+/// every call, and checks the calls: every query row exactly once, at most `chunk`
+/// of them per call, each against all L keys.
+fn chunked_and_checked(
+    m: &MultiHeadAttention,
+    x: &Tensor,
+    mask: Option<&Tensor>,
+    chunk: i64,
+) -> Tensor {
+    let l = x.size()[1];
+    let calls = RefCell::new(Vec::<(i64, i64)>::new());
+    let recording =
+        |q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>| {
+            calls.borrow_mut().push((q.size()[2], k.size()[2]));
+            plain_core(q, k, v, mask)
+        };
+    let got = attention_in_query_chunks(m, x, mask, chunk, &recording);
+    let calls = calls.into_inner();
+    assert!(
+        !calls.is_empty(),
+        "chunk {chunk}: `attend` was never called. The scores of each block of queries are \
+         what must stay small, so every block goes through the attention core you are given"
+    );
+    for &(rows, keys) in &calls {
+        assert!(
+            rows <= chunk,
+            "chunk {chunk}: one call to `attend` held {rows} query rows. The point of the \
+             exercise is that scores exist for at most `chunk` queries at once: cut the \
+             queries into blocks of `chunk` rows (calls: (queries, keys) = {calls:?})"
+        );
+        assert!(
+            keys == l,
+            "chunk {chunk}: a block of queries attended to {keys} keys, not all {l}. Only the \
+             queries are cut: each query's softmax runs over every key (calls: {calls:?})"
+        );
+    }
+    let rows: i64 = calls.iter().map(|c| c.0).sum();
+    assert!(
+        rows == l,
+        "chunk {chunk}: the calls to `attend` hold {rows} query rows in all, but L = {l}: every \
+         query exactly once, and the last block may be shorter (calls: {calls:?})"
+    );
+    got
+}
+
 #[rstest]
 fn ex12_query_chunks_equal_the_whole(
-    #[values(1, 3, 7, 10, 15)] chunk: i64,
+    #[values(1, 3, 4, 7, 10, 15)] chunk: i64,
     #[values("none", "causal", "padding")] mask: &str,
 ) {
     let (_vs, m) = mha(chunk);
@@ -132,7 +180,7 @@ fn ex12_query_chunks_equal_the_whole(
         _ => None,
     };
     let (expected, _) = m.forward(&x, &x, &x, mask.as_ref(), false);
-    let got = attention_in_query_chunks(&m, &x, mask.as_ref(), chunk);
+    let got = chunked_and_checked(&m, &x, mask.as_ref(), chunk);
     assert_unchanged(&x_before, &x, "x");
     assert_close(
         &got,
@@ -154,6 +202,44 @@ fn reference(q: &Tensor, k: &Tensor, v: &Tensor) -> Tensor {
         .matmul(v)
 }
 
+/// Runs the exercise on `KvBlocks` of k and v and checks the result against the plain
+/// softmax. A solution that collects the blocks and only then computes sees every
+/// block overwritten by the last one: that case gets its own message.
+fn check_online(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    block: i64,
+    tol: f64,
+    why: &str,
+) {
+    let (k_before, v_before) = (k.copy(), v.copy());
+    let mut blocks = KvBlocks::new(k, v, block);
+    let got = online_softmax_attention(q, &mut blocks);
+    assert_unchanged(&k_before, k, "k");
+    assert_unchanged(&v_before, v, "v");
+    assert!(
+        blocks.keys_left() == 0,
+        "block {block}: {} keys never taken from the source: the softmax runs over all of them",
+        blocks.keys_left()
+    );
+    let want = reference(q, k, v);
+    if common::max_abs_diff(&got, &want) > tol {
+        // What keeping the blocks and concatenating them afterwards gives.
+        let kept: Vec<(Tensor, Tensor)> = KvBlocks::new(k, v, block).collect();
+        let (ks, vs): (Vec<Tensor>, Vec<Tensor>) = kept.into_iter().unzip();
+        let stale = reference(q, &Tensor::cat(&ks, -2), &Tensor::cat(&vs, -2));
+        assert!(
+            got.size() != stale.size() || common::max_abs_diff(&got, &stale) > tol,
+            "block {block}: the blocks were kept and used only after the last one had \
+             arrived, by then each of them overwritten by it. The point of the online softmax \
+             is that all the keys never exist at once, nor all the scores: fold each block \
+             into the running maximum, denominator and value sum as it arrives"
+        );
+    }
+    assert_close(&got, &want, tol, why);
+}
+
 #[rstest]
 fn ex12_online_softmax_equals_softmax(#[values(1, 4, 5, 16, 40)] block: i64) {
     let (q, k, v) = seeded(block, || {
@@ -164,10 +250,11 @@ fn ex12_online_softmax_equals_softmax(#[values(1, 4, 5, 16, 40)] block: i64) {
             Tensor::randn([2, 3, 16, 5], opts),
         )
     });
-    let got = online_softmax_attention(&q, &k, &v, block);
-    assert_close(
-        &got,
-        &reference(&q, &k, &v),
+    check_online(
+        &q,
+        &k,
+        &v,
+        block,
         1e-10,
         &format!(
             "block {block}: not softmax(q·kᵀ/√d_k)·v. When the running maximum grows from m \
@@ -187,10 +274,11 @@ fn ex12_online_softmax_survives_huge_scores(#[values(3, 8)] block: i64) {
             Tensor::randn([11, 3], opts),
         )
     });
-    let got = online_softmax_attention(&q, &k, &v, block);
-    assert_close(
-        &got,
-        &reference(&q, &k, &v),
+    check_online(
+        &q,
+        &k,
+        &v,
+        block,
         1e-4,
         "scores in the thousands: exp(s) overflows unless every exponent is s − (running \
          maximum) ≤ 0",

@@ -117,6 +117,7 @@ pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
         bail!("no {EXERCISE_SRC} in the copy");
     }
     keep_solutions_for_the_answer_key(&dest)?;
+    ignore_the_solutions(&dest)?;
     mark_the_readme(&dest)?;
     let n = blank_dir(&exercises)?;
     allow_unused(&exercises.join("lib.rs"))?;
@@ -153,8 +154,27 @@ pub const EDITION_NOTE: &str =
     "> **This is the student edition.** The exercise \
 bodies in `exercises/src/` are blank, for you to write; `cargo xtask progress` \
 shows where you stand. The reference solutions are in `exercises/solutions/`, \
-for the book's answer key. The steps below that make a student edition are \
-already done.";
+for the book's answer key: the edition's `.gitignore` lists that folder, so \
+`git add -A` commits only your own work, and nothing there is in your way \
+unless you open it. The steps below that make a student edition are already \
+done.";
+
+/// The line the edition adds to its `.gitignore`, with the comment above it.
+pub const IGNORE_SOLUTIONS: &str = "\n# The reference solutions, kept for the \
+answer key (see README.md): out of your commits.\n/exercises/solutions/\n";
+
+/// Keeps [`SOLUTIONS`] out of the learner's commits: `git add -A` in a fresh
+/// edition would otherwise record the answers beside the blanks.
+fn ignore_the_solutions(dest: &Path) -> Result<()> {
+    let path = dest.join(".gitignore");
+    let mut text = fs::read_to_string(&path).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(IGNORE_SOLUTIONS);
+    fs::write(&path, text)?;
+    Ok(())
+}
 
 /// Puts [`EDITION_NOTE`] under the README's title, so that the copy says what it
 /// is.

@@ -353,6 +353,14 @@ fn the_answer_key_shows_real_solutions_in_either_edition() {
         source == SOLUTIONS,
         "the README should say it is the student edition exactly when it is"
     );
+    let ignore =
+        fs::read_to_string(root().join(".gitignore")).unwrap_or_default();
+    assert_eq!(
+        ignore.lines().any(|l| l.trim() == format!("/{SOLUTIONS}/")),
+        source == SOLUTIONS,
+        "the student edition's .gitignore (and only its) lists {SOLUTIONS}/, so that \
+         `git add -A` there commits the learner's work without the answers"
+    );
     let mut problems = vec![];
     for file in exercise_files(&root().join(source)) {
         let name = file.file_name().unwrap().to_str().unwrap();

@@ -107,6 +107,29 @@ pub fn tiny_model(seed: i64, layers: i64) -> (nn::VarStore, Transformer) {
     model_with(tiny_config(layers), seed)
 }
 
+/// The dropout of `eval_model`'s models.
+pub const EVAL_DROPOUT: f64 = 0.1;
+
+/// Said by every check of `eval_model`'s output that compares with an
+/// inference-mode pass.
+pub const EVAL: &str = "(the test model has dropout 0.1: a forward pass with \
+                        train = true drops activations at random; evaluation uses \
+                        train = false)";
+
+/// `tiny_model` with dropout 0.1, for the tests of code that evaluates a model:
+/// with dropout 0 a forward pass with `train = true` where `false` is meant
+/// gives the same numbers, and the mistake would go unnoticed. Every draw of
+/// such a wrong pass comes from the global generator, outside `seeded`, so it
+/// differs from run to run — and from the inference-mode answer by far more
+/// than any tolerance.
+pub fn eval_model(seed: i64, layers: i64) -> (nn::VarStore, Transformer) {
+    let cfg = TransformerConfig {
+        dropout: EVAL_DROPOUT,
+        ..tiny_config(layers)
+    };
+    model_with(cfg, seed)
+}
+
 /// Moves every LayerNorm of `vs` away from its initial weight 1 and bias 0 (new
 /// values drawn from `seed`), so that using one LayerNorm in place of another, or
 /// none, shows in the output.
