@@ -11,6 +11,7 @@
 //! writes each one's output to `book/src/outputs/exercise_<name>.txt`. --quick
 //! shrinks the runs to seconds, for a laptop check that everything works; its
 //! numbers are not the book's.
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -30,7 +31,8 @@ use transformer_course::generate::greedy_decode;
 use transformer_course::layers::{layer_norm, linear};
 use transformer_course::mask_checks::{causality_check, CAUSAL_MASKS};
 use transformer_course::train::{
-    fit, masked_cross_entropy, noam_lr, TrainOptions, Trainer,
+    fit, masked_cross_entropy, noam_lr, EpochReport, Observer, TrainOptions,
+    Trainer,
 };
 use transformer_course::transformer::{
     make_padding_mask, CausalMaskFn, Transformer,
@@ -233,9 +235,19 @@ fn copy_task(quick: bool) -> Result<()> {
         let train = make(opts.n_train, opts.data_seed);
         let val = make(opts.n_val, opts.data_seed + 1);
         let mut trainer = Trainer::new(cfg, Device::Cpu, &opts)?;
-        fit(&mut trainer, &train, &val, &opts, |r| println!("{r}"));
+        fit(&mut trainer, &train, &val, &opts, &mut PrintEpochs)?;
     }
     Ok(())
+}
+
+/// Prints each epoch's line, as chapter 09 does (without the clock).
+struct PrintEpochs;
+
+impl Observer for PrintEpochs {
+    fn on_epoch(&mut self, r: &EpochReport) -> ControlFlow<()> {
+        println!("{r}");
+        ControlFlow::Continue(())
+    }
 }
 
 /// One encoder layer of the `norms` experiment.
