@@ -507,8 +507,19 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         .unwrap();
     foreign[at + 19] = b'9';
     cases.push(("foreign", foreign, "is not a checkpoint of this course"));
-    let mut nan = good.clone();
-    nan[header_end..header_end + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    // One flipped byte of the weights: the checksum finds it.
+    let mut flipped = good.clone();
+    flipped[header_end + 5] ^= 0x10;
+    cases.push(("flipped", flipped, "do not match the checksum"));
+    // A diverged run: NaN weights, saved with their own checksum.
+    let nan = {
+        let (vs, _) = model_with(config, 3);
+        tch::no_grad(|| {
+            let (_, v) = vs.variables().into_iter().next().unwrap();
+            let _ = v.shallow_clone().fill_(f64::NAN);
+        });
+        checkpoint_bytes(&vs, &config).unwrap()
+    };
     cases.push(("nan", nan, "holds NaN or infinite values"));
     let other_task = TransformerConfig {
         src_vocab: 20,
@@ -533,10 +544,7 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         assert!(err.contains(phrase), "Rust, {name}: {err}");
         paths.push(path);
     }
-    let response = node(
-        &dir,
-        &json!({ "checkpoint": paths[5].clone(), "refuse": paths }),
-    );
+    let response = node(&dir, &json!({ "refuse": paths }));
     for ((name, _, phrase), msg) in
         cases.iter().zip(response["refuse"].as_array().unwrap())
     {

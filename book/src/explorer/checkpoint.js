@@ -95,6 +95,35 @@
    * exported weights.js). Returns { model, config, metadata }; throws an Error
    * whose message names the file and what is wrong with it.
    */
+  /**
+   * FNV-1a, 64 bits, over the tensor bytes (src/checkpoint.rs `checksum`), as 16
+   * hex digits. The 64-bit state is kept as two 32-bit halves: the prime is
+   * 2^40 + 0x1b3, so h * prime = (h << 40) + h * 0x1b3, all exact in doubles.
+   */
+  function fnv1a64(bytes) {
+    let hi = 0xcbf29ce4, lo = 0x84222325;
+    for (let i = 0; i < bytes.length; i++) {
+      lo = (lo ^ bytes[i]) >>> 0;
+      const p = lo * 0x1b3;
+      const carry = Math.floor(p / 0x100000000);
+      const newLo = p % 0x100000000;
+      hi = (hi * 0x1b3 + carry + ((lo << 8) >>> 0)) % 0x100000000;
+      lo = newLo;
+    }
+    return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
+  }
+
+  /** The checksum in the metadata against the bytes, as `verify_checksum` does. */
+  function verify_checksum(header, data, shown) {
+    const field = header.__metadata__ && header.__metadata__.checksum;
+    if (typeof field !== "string") return; // saved before checksums: nothing to check
+    const m = /^fnv1a64:([0-9a-f]{16})$/.exec(field);
+    if (!m) throw new Error(`${shown}: its checksum '${field}' is not one of ours`);
+    if (fnv1a64(data) !== m[1]) {
+      throw new Error(`${shown} is damaged: its weights do not match the checksum written with them`);
+    }
+  }
+
   function load_checkpoint(bytes, shown, dtype = "F32") {
     const { header_len, header } = read_header(bytes, shown);
     const config = config_from_header(header, shown);
@@ -107,6 +136,7 @@
       throw new Error(`${shown} is ${bytes.length} bytes, but a checkpoint of its configuration ` +
         `(${M.shape_summary(config)}) is ${expected} bytes: the file is damaged or not one of ours`);
     }
+    if (dtype === "F32") verify_checksum(header, bytes.subarray(8 + header_len), shown);
     const data = new DataView(bytes.buffer, bytes.byteOffset + 8 + header_len);
     const tensor = (name, want) => {
       const info = header[name];
