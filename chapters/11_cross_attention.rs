@@ -55,6 +55,10 @@ struct Args {
     /// Where the figures go (SVG, and one PNG).
     #[arg(long, default_value = "out/figures")]
     out_dir: PathBuf,
+    /// A quick look: the head ablation on 100 validation samples and the
+    /// hypothesis on 500 test samples, instead of 1,000 and 5,000.
+    #[arg(long)]
+    quick: bool,
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     device: DeviceChoice,
 }
@@ -131,7 +135,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     wrote.extend(draw_every_head(&maps, out, &mut files)?);
-    wrote.push(which_heads_matter(&model, out, &mut files)?);
+    wrote.push(which_heads_matter(&model, out, &mut files, args.quick)?);
     files.commit()?;
     println!();
     for line in wrote {
@@ -287,9 +291,16 @@ fn which_heads_matter(
     model: &Transformer,
     out: &Path,
     files: &mut Batch,
+    quick: bool,
 ) -> anyhow::Result<String> {
     let opts = TrainOptions::default(); // the data chapter 09 trained on
-    let (train, val) = reverse_data(&opts);
+    let (train, all_val) = reverse_data(&opts);
+    let (n_val, n_test) = if quick {
+        (100, 500)
+    } else {
+        (1_000, TEST_SAMPLES)
+    };
+    let val = all_val.first(n_val);
     // ANCHOR: head_ablation
     let all_on = exact_match(model, &val.src, &val.tgt, opts.eval_batch);
     // table[kind][layer][head]: exact match with that one head off
@@ -345,7 +356,7 @@ fn which_heads_matter(
          ({ratio:.1} times the share)",
         kind.name()
     );
-    let test = test_data(&opts, &train, &val, TEST_SAMPLES);
+    let test = test_data(&opts, &train, &all_val, n_test);
     test_the_hypothesis(model, &test, best.0)?;
     Ok(wrote)
 }

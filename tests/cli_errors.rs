@@ -374,7 +374,13 @@ fn cross_attention_writes_all_figures_or_none() {
     let bad_ablation = dir.join("missing.safetensors");
     let r = run(
         CROSS,
-        &["--checkpoint", &ckpt, "--out-dir", dir.to_str().unwrap()],
+        &[
+            "--checkpoint",
+            &ckpt,
+            "--out-dir",
+            dir.to_str().unwrap(),
+            "--quick",
+        ],
     );
     assert_one_clear_line(&r, "11_heads_cross.svg");
     assert_eq!(
@@ -483,7 +489,7 @@ fn running_the_chapters_leaves_git_status_clean() {
     for (bin, args) in [
         (EMBEDDING, &[][..]),
         (DECODE, &["7", "3", "0"][..]),
-        (CROSS, &[][..]),
+        (CROSS, &["--quick"][..]),
         (SDPA, &["--quick", "--len", "32", "--sweep-max", "128"][..]),
     ] {
         let r = run_in(Some(&dir), bin, args);

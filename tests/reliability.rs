@@ -397,6 +397,7 @@ fn figure_titles_name_the_checkpoints_init() {
     let r = finish(&mut command(
         CROSS,
         &[
+            "--quick",
             "--checkpoint",
             path_str(&ckpt),
             "--out-dir",
