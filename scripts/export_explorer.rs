@@ -90,7 +90,7 @@ fn run(args: Args) -> Result<()> {
     })?;
     vs16.freeze();
     println!(
-        "as fp16: the largest change of a weight is {worst:.1e} \
+        "as fp16: the largest change of a weight is {worst:.1e}\n  \
          ({:.2}% of its size, weights under 1e-3 counted as 1e-3)",
         100.0 * worst_rel
     );
