@@ -59,7 +59,7 @@ fn run(args: Args) -> Result<()> {
         thousands(file_len as i64)
     );
     println!(
-        "  {}; {} parameters",
+        "  {}\n  {} parameters",
         model.config.shape_summary(),
         thousands(n_params)
     );
