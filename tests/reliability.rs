@@ -411,7 +411,7 @@ fn figure_titles_name_the_checkpoints_init() {
     assert!(!svg.contains("course's init"));
     // "wrote" comes after the figures are in place, once per file.
     let wrote = r.stdout.lines().filter(|l| l.starts_with("wrote ")).count();
-    assert_eq!(wrote, 6, "{}", r.stdout); // 5 maps, 1 head ablation
+    assert_eq!(wrote, 7, "{}", r.stdout); // 6 maps, the head ablation
 }
 
 // ---- benchmarks refuse what the machine cannot hold --------------------------------------

@@ -63,7 +63,7 @@ fn a_broken_fixture_book_has_every_problem_reported() {
         ),
         (
             "book/src/outputs/01_ghost.txt:1",
-            "names binary '01_ghost', but chapters/01_ghost.rs does not exist",
+            "names binary '01_ghost', but neither chapters/01_ghost.rs nor scripts/01_ghost.rs exists",
         ),
         (
             "book/src/outputs/no_command.txt:1",
