@@ -133,6 +133,7 @@ fn draw_figures(
         axes: ("dimension", "position"),
         cell: (6, 18),
         range: (-1.0, 1.0),
+        decimals: 2,
     };
     let path = out.join(FIGURES[0]);
     files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &[table])?)?;

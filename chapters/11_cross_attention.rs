@@ -312,19 +312,38 @@ fn which_heads_matter(
         val.len()
     );
     print_per_head(&table, |v| format!("{v:.3}"));
+    // Drawn as the change in correct sequences, on a scale centred on "no
+    // change": on a 0-to-1 scale every cell would be the same dark blue.
+    let n = val.len() as f64;
+    let change = |v: &f64| ((v - all_on) * n).round();
+    let widest = table.iter().flatten().flatten().map(|v| change(v).abs());
+    let reach = widest.fold(4.0, f64::max);
+    let reach = 2.0 * (reach / 2.0).ceil(); // even, so the bar's ticks are whole
     let panels: Vec<Panel> = AttentionKind::ALL
         .iter()
         .zip(&table)
         .map(|(kind, layers)| Panel {
             title: kind.name().to_string(),
-            matrix: layers.clone(),
+            matrix: layers
+                .iter()
+                .map(|heads| heads.iter().map(change).collect())
+                .collect(),
             row_labels: (0..layers.len()).map(|l| format!("{l}")).collect(),
             col_labels: (0..layers[0].len()).map(|h| format!("{h}")).collect(),
         })
         .collect();
     let path = out.join("11_head_ablation.svg");
-    let title = format!("Exact match with one head off (all on: {all_on:.3})");
-    let fig = Figure::weights(&title, 3, true, ("head", "layer"));
+    let title = format!(
+        "Correct sequences gained (+) or lost (−) with one head off, of {} \
+         (all heads on: {})",
+        val.len(),
+        (all_on * n).round()
+    );
+    let fig = Figure {
+        range: (-reach, reach),
+        decimals: 0,
+        ..Figure::weights(&title, 3, true, ("head", "layer"))
+    };
     files.stage_bytes(&path, &heatmaps(Format::Svg, &fig, &panels)?)?;
     let wrote = format!("wrote {}", path.display());
 

@@ -275,6 +275,8 @@ pub struct Figure<'a> {
     /// The values at the two ends of the colour bar. A range that starts below 0
     /// is drawn red–white–blue, others white to blue.
     pub range: (f64, f64),
+    /// Decimals of the numbers in the cells and on the colour bar.
+    pub decimals: usize,
 }
 
 impl<'a> Figure<'a> {
@@ -293,6 +295,31 @@ impl<'a> Figure<'a> {
             axes,
             cell: (side, side),
             range: (0.0, 1.0),
+            decimals: 2,
+        }
+    }
+
+    /// A cell's number; signed where the scale runs through 0, never "-0.00".
+    fn label(&self, v: f64) -> String {
+        let d = self.decimals;
+        let text = format!("{v:.d$}");
+        if text.trim_start_matches(['-', '0', '.']).is_empty() {
+            text.trim_start_matches('-').to_string()
+        } else if self.range.0 < 0.0 {
+            format!("{v:+.d$}")
+        } else {
+            text
+        }
+    }
+
+    /// Whether a cell is dark enough to need white text.
+    fn dark(&self, v: f64) -> bool {
+        let (lo, hi) = self.range;
+        let t = (v - lo) / (hi - lo);
+        if lo < 0.0 {
+            (2.0 * t - 1.0).abs() > 0.5
+        } else {
+            t > 0.5
         }
     }
 
@@ -383,14 +410,13 @@ where
                 );
                 root.draw(&rect).map_err(err)?;
                 if fig.values {
-                    let t = (v - fig.range.0) / (fig.range.1 - fig.range.0);
-                    let colour = if t > 0.5 { WHITE } else { BLACK };
+                    let colour = if fig.dark(v) { WHITE } else { BLACK };
                     let style = ("sans-serif", small)
                         .into_font()
                         .color(&colour)
                         .pos(center);
                     let at = (x + cw / 2, y + ch / 2);
-                    root.draw(&Text::new(format!("{v:.2}"), at, style))
+                    root.draw(&Text::new(fig.label(v), at, style))
                         .map_err(err)?;
                 }
             }
@@ -436,7 +462,7 @@ where
     for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let y = by + ((1.0 - t) * bh as f64) as i32;
         let v = lo + (hi - lo) * t;
-        root.draw(&text(format!("{v:.2}"), (bx + 24, y), 11, left))
+        root.draw(&text(fig.label(v), (bx + 24, y), 11, left))
             .map_err(err)?;
     }
     Ok(())
