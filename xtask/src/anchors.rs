@@ -134,7 +134,8 @@ pub fn behind_code(text: &str) -> Vec<(usize, String)> {
     problems
 }
 
-/// Whether `name` is an exercise id, `exNN_name`.
+/// Whether `name` is an exercise id: `exNN_` followed by lower-case letters,
+/// digits and underscores.
 pub fn is_exercise_id(name: &str) -> bool {
     let b = name.as_bytes();
     b.len() > 5
@@ -142,7 +143,9 @@ pub fn is_exercise_id(name: &str) -> bool {
         && b[2].is_ascii_digit()
         && b[3].is_ascii_digit()
         && b[4] == b'_'
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && name[5..]
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// One exercise region of a source file.

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::anchors::exercises;
+use crate::anchors::{exercises, is_exercise_id};
 use crate::student::EXERCISE_SRC;
 
 /// One exercise.
@@ -70,19 +70,6 @@ pub fn doc_header(line: &str) -> Option<(usize, &str, &str)> {
     let rest = rest[stars * '★'.len_utf8()..].strip_prefix(' ')?;
     let (id, summary) = rest.split_once(" — ").unwrap_or((rest.trim_end(), ""));
     is_exercise_id(id).then_some((stars, id, summary.trim()))
-}
-
-/// `exNN_` followed by lower-case letters, digits and underscores.
-pub fn is_exercise_id(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() > 5
-        && s.starts_with("ex")
-        && b[2].is_ascii_digit()
-        && b[3].is_ascii_digit()
-        && b[4] == b'_'
-        && s[5..]
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The exercises of one source file (`what` names it in errors), in file order.
