@@ -71,6 +71,8 @@ exercise_norms                             scripts/exercise-experiments.sh  --ru
 # models (about 15 minutes on two CPU cores).
 bench_vs_pytorch                           scripts/bench-vs-pytorch.sh  --no-build
 seed_spread                                scripts/seed-spread.sh
+# The same seeds on one thread: a proxy for another machine (chapter 10).
+seed_spread_1thread                        scripts/seed-spread.sh  --threads 1
 # CUDA runs: bf16 autocast and TF32, on the GPU. The sweep of chapter 12 goes on until
 # the hand-written path runs out of memory (or to L = 32768).
 09_train_reverse_framework-default_cuda    09_train_reverse    --device cuda --init framework-default --out checkpoints/cuda/framework-default.safetensors

@@ -3,19 +3,27 @@
 # per model seed (same data: --data-seed 0) and tabulates the final exact match on the
 # 1,000 validation samples. Results are deterministic per machine; only seconds vary.
 #
-# Usage: scripts/seed-spread.sh [--device cpu|cuda|auto] [SEED...]      (default: 0 1 2 3 4)
-#   The runs go one after the other with libtorch's default thread count, like
-#   `cargo run --release --bin 09_train_reverse`, so the row of the default seed is
-#   exactly that run: floating-point sums split over a different number of threads
-#   round differently, and training amplifies the difference within a few epochs.
+# Usage: scripts/seed-spread.sh [--device cpu|cuda|auto] [--threads N] [SEED...]
+#   Seeds default to 0 1 2 3 4. The runs go one after the other with libtorch's default
+#   thread count, like `cargo run --release --bin 09_train_reverse`, so the row of the
+#   default seed is exactly that run. --threads N runs them on N threads instead:
+#   floating-point sums split over another number of threads round differently, and
+#   training amplifies the difference within a few epochs, so this stands in for
+#   "the same seeds on another machine".
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 device=auto
-if [ "${1:-}" = --device ]; then
-  device=${2:?--device needs cpu, cuda or auto}
-  shift 2
-fi
+threads=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --device) device=${2:?--device needs cpu, cuda or auto}; shift 2 ;;
+    --threads) threads=(--threads "${2:?--threads needs a number}"); shift 2 ;;
+    -*) echo "seed-spread: unknown option '$1' (try scripts/seed-spread.sh 0 1 2)" >&2
+        exit 2 ;;
+    *) break ;;
+  esac
+done
 seeds=("$@")
 [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2 3 4)
 bin=${BIN_DIR:-target/release}/09_train_reverse
@@ -25,9 +33,12 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "seed spread of the chapter 09 recipe: ${#seeds[@]} runs, --data-seed 0, 10 epochs, --device $device"
+echo "seed spread of the chapter 09 recipe: ${#seeds[@]} runs, --data-seed 0, 10 epochs," \
+  "--device $device${threads[*]:+ ${threads[*]}}"
 for s in "${seeds[@]}"; do
-  "$bin" --device "$device" --seed "$s" --out "$work/seed$s.safetensors" >"$work/seed$s.log" 2>&1 || true
+  "$bin" --device "$device" "${threads[@]}" --seed "$s" --out "$work/seed$s.safetensors" \
+    >"$work/seed$s.log" 2>&1 || true
+  grep -m1 'threads=' "$work/seed$s.log" | sed 's/^/  /'
   grep -m1 'seed=' "$work/seed$s.log" | sed 's/^/  /'
 done
 
