@@ -53,7 +53,7 @@ fn to_nested(w: &Tensor, rows: i64, cols: i64) -> Vec<Vec<Vec<f64>>> {
         .collect()
 }
 
-// ANCHOR: attention_maps
+// ANCHOR: every_weight
 /// One forward pass, in inference mode and with the real masks, that keeps
 /// every attention layer's weights: the encoder's, then the decoder's.
 pub fn every_weight(
@@ -75,7 +75,9 @@ pub fn every_weight(
         (enc_w, dec_w)
     })
 }
+// ANCHOR_END: every_weight
 
+// ANCHOR: attention_maps
 /// Greedily decodes `digits`, then runs the decoder once more on its own
 /// prediction (as the decoder input, BOS first) and keeps every layer's
 /// weights. Rows and columns are cut to the real tokens: source = digits + EOS,
@@ -120,7 +122,9 @@ pub fn attention_maps(
         prediction: digits_of(&tokens),
     })
 }
+// ANCHOR_END: attention_maps
 
+// ANCHOR: mean_over_heads
 /// The chapter's matrix: the last layer's cross-attention averaged over heads.
 pub fn mean_over_heads(layer: &[Vec<Vec<f64>>]) -> Vec<Vec<f64>> {
     let h = layer.len() as f64;
@@ -133,7 +137,7 @@ pub fn mean_over_heads(layer: &[Vec<Vec<f64>>]) -> Vec<Vec<f64>> {
         })
         .collect()
 }
-// ANCHOR_END: attention_maps
+// ANCHOR_END: mean_over_heads
 
 // ANCHOR: alignment
 /// Where row i of a reversal cross-attention *should* look: the decoder input

@@ -127,6 +127,7 @@ pub fn decode_step(
     // HINT: the past, so no causal mask — but greedy_decode's mask also hides
     // HINT: the PAD tokens it emitted itself (an untrained model does), and so
     // HINT: must this. Then the layer's other two steps, and the decoder's end.
+    // ANCHOR: kv_step_embed
     let dec = &model.decoder;
     let t = cache.len();
     cache.tokens = Tensor::cat(&[&cache.tokens, newest], 1); // [B, t+1]
@@ -136,8 +137,12 @@ pub fn decode_step(
         .position_table()
         .narrow(0, t, 1)
         .to_device(newest.device());
-    let mut x = newest.apply(&dec.embed.emb) * scale + pos; // [B, 1, d]
-    let pad = make_padding_mask(&cache.tokens); // [B, 1, 1, t+1]
+    // The new token alone, embedded at position t: [B, 1, d]
+    let mut x = newest.apply(&dec.embed.emb) * scale + pos;
+    // Hides the PAD among all t + 1 tokens: [B, 1, 1, t+1]
+    let pad = make_padding_mask(&cache.tokens);
+    // ANCHOR_END: kv_step_embed
+    // ANCHOR: kv_step_layers
     for (i, layer) in dec.layers.iter().enumerate() {
         let (m, h) = (&layer.self_mha, x.apply(&layer.ln1));
         let (past_k, past_v) = &cache.self_kv[i];
@@ -158,8 +163,10 @@ pub fn decode_step(
             );
         x = &x + layer.ffn.forward(&x.apply(&layer.ln3));
     }
-    x.apply(&dec.ln_final).apply(&model.out_proj).select(1, 0) // [B, V]
-                                                               // ANCHOR_END: ex10_kv_cache
+    // The last (only) position: [B, 1, V] -> [B, V]
+    x.apply(&dec.ln_final).apply(&model.out_proj).select(1, 0)
+    // ANCHOR_END: kv_step_layers
+    // ANCHOR_END: ex10_kv_cache
 }
 
 /// Greedy decoding on `decode_step`: the contract of `generate::greedy_decode`,
