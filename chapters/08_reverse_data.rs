@@ -67,6 +67,8 @@ fn run() -> anyhow::Result<()> {
             "#".repeat((count / 100) as usize)
         );
     }
+    // ANCHOR_END: stats
+    // ANCHOR: pad_share
     let share = |t: &Tensor| {
         let pad = t.eq(PAD_ID).to_kind(Kind::Float);
         100.0 * pad.mean(Kind::Float).double_value(&[])
@@ -84,6 +86,6 @@ fn run() -> anyhow::Result<()> {
         "first validation sample: {}",
         tokens_to_words(&row(&val.src, 0))
     );
-    // ANCHOR_END: stats
+    // ANCHOR_END: pad_share
     Ok(())
 }

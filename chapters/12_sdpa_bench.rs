@@ -326,21 +326,7 @@ fn sweep(
     let mut len = 128;
     while len <= s.sweep_max {
         let r = measure(len);
-        let ms = |m: Option<Measurement>| {
-            m.map_or("OOM".to_string(), |m| format!("{:.2}", m.ms))
-        };
-        let ratio =
-            |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}×"));
-        println!(
-            "{:>6} {:>12} {:>10} {:>8} {:>12} {:>10} {:>8}",
-            len,
-            ms(r.manual),
-            ms(r.sdpa),
-            ratio(r.speedup()),
-            mib(r.manual.and_then(|m| m.peak_bytes)),
-            mib(r.sdpa.and_then(|m| m.peak_bytes)),
-            ratio(r.memory_ratio()),
-        );
+        print_row(len, &r); // "OOM" where a path ran out of memory
         let stop = r.manual.is_none() && r.sdpa.is_none();
         rows.push(r);
         if stop {
@@ -351,6 +337,24 @@ fn sweep(
     rows
 }
 // ANCHOR_END: sweep
+
+/// One line of the sweep's table.
+fn print_row(len: i64, r: &SweepRow) {
+    let ms = |m: Option<Measurement>| {
+        m.map_or("OOM".to_string(), |m| format!("{:.2}", m.ms))
+    };
+    let ratio = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}×"));
+    println!(
+        "{:>6} {:>12} {:>10} {:>8} {:>12} {:>10} {:>8}",
+        len,
+        ms(r.manual),
+        ms(r.sdpa),
+        ratio(r.speedup()),
+        mib(r.manual.and_then(|m| m.peak_bytes)),
+        mib(r.sdpa.and_then(|m| m.peak_bytes)),
+        ratio(r.memory_ratio()),
+    );
+}
 
 fn verdict(diff: f64) -> &'static str {
     if diff < 1e-4 {
