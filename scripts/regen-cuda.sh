@@ -4,7 +4,9 @@
 #
 # On the machine with cargo:
 #   cargo build --release --bins
-#   mkdir -p /tmp/course-bins && cp target/release/[0-9][0-9]_* /tmp/course-bins/   (skip the .d files)
+#   mkdir -p /tmp/course-bins
+#   cp target/release/[0-9][0-9]_* target/release/bench_train /tmp/course-bins/
+#   (skip the .d files; bench_train is the benchmark row's Rust side)
 # copy /tmp/course-bins and a checkout of this repository to the GPU machine, and there:
 #   scripts/regen-cuda.sh /tmp/course-bins [--pack FILE] [--only NAME]...
 # then bring back book/src/outputs/*_cuda.txt and book/src/figures/cuda/ (or FILE, a tar
