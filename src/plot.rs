@@ -359,7 +359,9 @@ pub fn heatmaps(
     let panel_w = 90 + cols_max as u32 * fig.cell.0;
     let panel_h = 70 + rows_max as u32 * fig.cell.1 + 40;
     let grid_rows = panels.len().div_ceil(fig.columns) as u32;
-    let size = (fig.columns as u32 * panel_w + 110, grid_rows * panel_h + 60);
+    // Tall enough for the colour bar (80 to 280) and its lowest label.
+    let height = (grid_rows * panel_h + 60).max(300);
+    let size = (fig.columns as u32 * panel_w + 110, height);
     let panel = (panel_w, panel_h);
     render!(format, size, draw_on(fig, panels, panel))
 }
