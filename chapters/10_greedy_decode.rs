@@ -278,7 +278,9 @@ fn failures(model: &Transformer, test: &ReverseDataset, scored: &Scored) {
     let failed: Vec<usize> = (0..scored.right.len())
         .filter(|&i| !scored.right[i])
         .collect();
-    println!("\nthe {} failures on the test set, first 12:", failed.len());
+    let n = failed.len();
+    let some = if n > 12 { ", the first 12" } else { "" };
+    println!("\nthe {n} failures on the test set{some}:");
     println!("  (input -> output ≠ wanted, at the first wrong position)");
     let pred =
         greedy_decode(model, &test.src.to_device(model.device()), SEQ_LEN);
