@@ -162,6 +162,37 @@ fn heatmap_writer_makes_valid_svg_and_png() {
     );
 }
 
+/// The head-ablation figure of chapter 11: whole, signed changes on a scale
+/// centred on 0, in a figure too short for the colour bar on its own.
+#[test]
+fn a_diverging_heatmap_labels_its_cells_with_signs_and_fits_its_colour_bar() {
+    let changes = Panel {
+        title: "t".into(),
+        matrix: vec![vec![-3.0, 0.0, 2.0, -0.2]],
+        row_labels: vec!["0".into()],
+        col_labels: (0..4).map(|h| h.to_string()).collect(),
+    };
+    let fig = Figure {
+        range: (-4.0, 4.0),
+        decimals: 0,
+        ..figure("changes", 1, true)
+    };
+    let text =
+        String::from_utf8(heatmaps(Format::Svg, &fig, &[changes]).unwrap())
+            .unwrap();
+    // plotters writes each text on a line of its own.
+    let cell = |s: &str| text.contains(&format!(">\n{s}\n</text>"));
+    for label in ["-3", "+2", "0", "-4", "+4"] {
+        assert!(cell(label), "no cell or tick labelled '{label}'");
+    }
+    // -0.2 rounds to 0 and is labelled "0", never "-0"; nothing is "+0".
+    assert!(!cell("-0") && !cell("+0"));
+    // One row of cells is shorter than the colour bar (80 to 280 px) and its
+    // lowest label: the figure grows to hold them.
+    let png = heatmaps(Format::Png, &fig, &[panel(1)]).unwrap();
+    assert!(u32::from_be_bytes(png[20..24].try_into().unwrap()) >= 300);
+}
+
 #[test]
 fn figures_are_written_in_the_format_their_name_says() {
     let dir = std::env::temp_dir()
