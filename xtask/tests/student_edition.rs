@@ -5,7 +5,8 @@
 //!   inside a function body, lives in the file of chapter NN, and has a unique name;
 //! * every chapter 01–12 has at least two exercises and an
 //!   `exercises/tests/exercises_chNN.rs`;
-//! * the answer key includes every exercise and the chapter's exercise page names it;
+//! * the answer key shows every exercise, whole (its anchor, or anchors inside it
+//!   that hold every solution line), and the chapter's exercise page names it;
 //! * blanking (what `cargo xtask student-edition` does) leaves every line outside the
 //!   regions alone and turns each region into its markers, its hints and one
 //!   `todo!()` naming the exercise — none of the solution survives;
@@ -20,7 +21,7 @@
 //!
 //! The test also passes inside the student edition itself, where the regions are blank
 //! already.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -157,14 +158,16 @@ fn the_book_lists_and_answers_every_exercise() {
         if !page_text.contains(&format!("exercises_ch{nn}")) {
             problems.push(format!("chapter {nn}: the exercise page does not say how to run tests/exercises_ch{nn}.rs"));
         }
+        // The student edition's key includes the copy in SOLUTIONS.
+        let source = root().join(answer_key_source()).join(file_name);
+        let text = fs::read_to_string(&source)
+            .unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+        let prefix =
+            format!("{{{{#include ../../{}/{file_name}:", answer_key_source());
+        let shown = included_anchors(&key, &prefix);
         for name in names {
-            // The student edition's key includes the copy in SOLUTIONS.
-            let include = format!(
-                "{{{{#include ../../{}/{file_name}:{name}}}}}",
-                answer_key_source()
-            );
-            if !key.contains(&include) {
-                problems.push(format!("answer_key.md lacks {include}"));
+            if let Some(gap) = unshown_lines(&text, &name, &shown) {
+                problems.push(gap);
             }
             if page.is_some() && !page_text.contains(&name) {
                 problems.push(format!(
@@ -174,6 +177,64 @@ fn the_book_lists_and_answers_every_exercise() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The anchors of one file that `key` includes: the names after `prefix`.
+fn included_anchors(key: &str, prefix: &str) -> BTreeSet<String> {
+    key.match_indices(prefix)
+        .filter_map(|(at, _)| {
+            let rest = &key[at + prefix.len()..];
+            rest.find("}}").map(|end| rest[..end].to_string())
+        })
+        .collect()
+}
+
+/// 1-based numbers of the lines that anchor `name` of `text` includes.
+fn anchor_lines(text: &str, name: &str) -> BTreeSet<usize> {
+    let (mut inside, mut lines) = (false, BTreeSet::new());
+    for (i, line) in text.lines().enumerate() {
+        let found = anchors::markers(line);
+        for m in found.iter().filter(|m| m.name == name) {
+            inside = !m.end;
+        }
+        if inside && found.is_empty() {
+            lines.insert(i + 1);
+        }
+    }
+    lines
+}
+
+/// Whether the answer key shows exercise `name` whole: either its own anchor, or
+/// smaller anchors inside it (a long answer split by prose) that together hold
+/// every line of the solution. The hints are not part of the answer.
+fn unshown_lines(
+    text: &str,
+    name: &str,
+    shown: &BTreeSet<String>,
+) -> Option<String> {
+    if shown.contains(name) {
+        return None;
+    }
+    let all: Vec<&str> = text.lines().collect();
+    let solution: BTreeSet<usize> = anchor_lines(text, name)
+        .into_iter()
+        .filter(|&n| !all[n - 1].trim_start().starts_with("// HINT:"))
+        .collect();
+    let covered: BTreeSet<usize> =
+        shown.iter().flat_map(|a| anchor_lines(text, a)).collect();
+    let missing: Vec<usize> = solution.difference(&covered).copied().collect();
+    if missing.len() == solution.len() {
+        Some(format!(
+            "answer_key.md never shows {name}: include its anchor"
+        ))
+    } else if !missing.is_empty() {
+        Some(format!(
+            "answer_key.md shows only part of {name}: lines {missing:?} are in \
+             no anchor it includes"
+        ))
+    } else {
+        None
+    }
 }
 
 #[test]
