@@ -92,7 +92,9 @@ class Session {
 
 // ---- checkpoints to load ------------------------------------------------------------
 // A checkpoint as 09_train_reverse writes it (fp32): the reader's own if there is
-// one, else the shipped fp16 weights written out as fp32. And a damaged copy:
+// one, else the shipped fp16 weights written out as fp32, with the checksum of
+// those fp32 bytes (the shipped metadata keeps the original checkpoint's, which
+// widening fp16 values cannot reproduce). And a damaged copy:
 // the same file with its last kilobyte cut off, as an interrupted copy leaves it.
 function checkpoints() {
   let good = args.checkpoint && fs.existsSync(args.checkpoint) ? args.checkpoint : null;
@@ -102,7 +104,7 @@ function checkpoints() {
     const half = C.from_base64(globalThis.EXPLORER_WEIGHTS.safetensors_base64);
     const { header_len, header } = C.read_header(half, "weights.js");
     const data = new DataView(half.buffer, 8 + header_len);
-    const out = { __metadata__: header.__metadata__ };
+    const out = { __metadata__: { ...header.__metadata__ } };
     const chunks = [];
     let offset = 0;
     for (const name of Object.keys(header).filter((k) => k !== "__metadata__").sort()) {
@@ -113,12 +115,14 @@ function checkpoints() {
       offset += 4 * values.length;
       chunks.push(Buffer.from(values.buffer));
     }
+    const data32 = Buffer.concat(chunks);
+    out.__metadata__.checksum = `fnv1a64:${C.fnv1a64(data32)}`;
     let json = Buffer.from(JSON.stringify(out));
     json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]);
     const len = Buffer.alloc(8);
     len.writeBigUInt64LE(BigInt(json.length));
     good = path.join(args.work, "reverse_transformer.safetensors");
-    fs.writeFileSync(good, Buffer.concat([len, json, ...chunks]));
+    fs.writeFileSync(good, Buffer.concat([len, json, data32]));
   }
   const bytes = fs.readFileSync(good);
   const damaged = path.join(args.work, "damaged.safetensors");

@@ -182,7 +182,7 @@
     return load_checkpoint(bytes, "the course's weights (explorer/weights.js)", "F16");
   }
 
-  const api = { FORMAT, half_to_float, read_header, config_from_header, ensure_reverse_task, load_checkpoint, load_shipped, from_base64 };
+  const api = { FORMAT, half_to_float, fnv1a64, read_header, config_from_header, ensure_reverse_task, load_checkpoint, load_shipped, from_base64 };
   if (typeof module === "object" && module.exports) module.exports = api;
   else root.explorerCheckpoint = api;
 })(typeof globalThis !== "undefined" ? globalThis : this);
