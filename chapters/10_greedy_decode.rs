@@ -17,7 +17,8 @@ use transformer_course::data::{
     ReverseDataset,
 };
 use transformer_course::generate::{
-    correct_rows, greedy_decode, reverse_digits, wilson_interval,
+    correct_rows, greedy_decode, reverse_digits, same_rate_p_value,
+    wilson_interval,
 };
 use transformer_course::output::check_writable;
 use transformer_course::plot::{rate_chart, save, RateChart, RatePoint};
@@ -53,11 +54,26 @@ struct Args {
 }
 
 const FIGURE: &str = "10_exact_match_by_length.svg";
+/// Random scatterings in the test of one rate for every length.
+const DRAWS: usize = 100_000;
 
 fn main() {
     let args = Args::parse();
     run_main(|| run(args))
 }
+
+// ANCHOR: trace
+/// The decode loop replayed for row 0 of `out`: each step was fed everything
+/// produced before it.
+fn trace(out: &tch::Tensor) {
+    let tokens = row(out, 0);
+    for t in 1..tokens.len() {
+        let fed = tokens_to_words(&tokens[..t]);
+        let next = tokens_to_words(&tokens[t..t + 1]);
+        println!("step {t:2}: decoder input {fed:<40} -> next {next}");
+    }
+}
+// ANCHOR_END: trace
 
 fn run(args: Args) -> anyhow::Result<()> {
     // Check the input before touching the checkpoint: a typo deserves the
@@ -87,15 +103,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         let src = source_tensor(&digits, device);
         let out = greedy_decode(&model, &src, SEQ_LEN);
         if args.trace {
-            // ANCHOR: trace
-            // The decode loop replayed: each step fed everything produced so far.
-            let tokens = row(&out, 0);
-            for t in 1..tokens.len() {
-                let fed = tokens_to_words(&tokens[..t]);
-                let next = tokens_to_words(&tokens[t..t + 1]);
-                println!("step {t:2}: decoder input {fed:<40} -> next {next}");
-            }
-            // ANCHOR_END: trace
+            trace(&out);
         }
         let note = if outside {
             format!("  (outside the training range of {MIN_LEN} to {MAX_LEN} digits: not to be trusted)")
@@ -169,7 +177,7 @@ impl Scored {
     }
 }
 
-/// "0.987 [0.978, 0.993]": the rate of k in n and its 95 % interval.
+/// "0.987 [0.978, 0.992]": the rate of k in n and its 95 % interval.
 fn rate(k: usize, n: usize) -> String {
     let (lo, hi) = wilson_interval(k, n);
     format!("{:.3} [{lo:.3}, {hi:.3}]", k as f64 / n.max(1) as f64)
@@ -218,6 +226,7 @@ fn analyse(model: &Transformer, out_dir: &Path) -> anyhow::Result<()> {
     println!("  test set ({n} samples, seed 2)      {}", rate(k, n));
     println!("    none of its sequences occurs in training or validation");
     let series = by_length(&val, &scored_test, &seen);
+    one_rate_for_every_length(&scored_test);
     failures(model, &test, &scored_test);
     outside_the_training_range(model);
 
@@ -270,6 +279,28 @@ fn by_length(
     series
 }
 // ANCHOR_END: by_length
+
+// ANCHOR: one_rate
+/// Could every length share one miss rate? A question that treats all
+/// lengths alike, so it cannot be aimed at where the misses fell: the test
+/// set's misses by length, and the chance that random misses fall as
+/// unevenly.
+fn one_rate_for_every_length(test: &Scored) {
+    let groups: Vec<(usize, usize)> = (MIN_LEN..=MAX_LEN)
+        .map(|len| {
+            let (right, n) = test.tally(|s| s.len() == len);
+            (n - right, n)
+        })
+        .collect();
+    let misses: usize = groups.iter().map(|g| g.0).sum();
+    let p = same_rate_p_value(&groups, DRAWS, 0);
+    println!(
+        "one miss rate for every length? {misses} misses scattered at \
+         random over the test rows\n  {DRAWS} times: p = {p:.4}, the share \
+         of scatterings as uneven as the real one"
+    );
+}
+// ANCHOR_END: one_rate
 
 // ANCHOR: failures
 /// The first dozen failures on the test set, where each goes wrong, and how

@@ -1,5 +1,8 @@
 //! Chapter 10 — greedy decoding. At inference there is no answer to feed the
 //! decoder: it must read back what it has produced so far, one token at a time.
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use tch::{Device, Kind, Tensor};
 
 use crate::data::{row, source_tensor};
@@ -103,3 +106,50 @@ pub fn wilson_interval(k: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 // ANCHOR_END: wilson
+
+// ANCHOR: same_rate
+/// Could every group share one miss rate? `groups[i]` is (misses, rows) of
+/// group i. If the group made no difference, the misses would fall on rows
+/// at random; this scatters them at random `draws` times and returns the
+/// share of scatterings at least as uneven as the real one, by Pearson's χ²
+/// (Σ (misses − expected)² / expected). A permutation test: it needs no
+/// large counts, which ten misses in 5,000 rows are not.
+pub fn same_rate_p_value(
+    groups: &[(usize, usize)],
+    draws: usize,
+    seed: u64,
+) -> f64 {
+    let rows: usize = groups.iter().map(|g| g.1).sum();
+    let misses: usize = groups.iter().map(|g| g.0).sum();
+    if misses == 0 || misses == rows {
+        return 1.0; // nothing to scatter
+    }
+    let share = misses as f64 / rows as f64;
+    let chi2 = |counts: &[usize]| -> f64 {
+        let cells = counts.iter().zip(groups).filter(|(_, g)| g.1 > 0);
+        cells
+            .map(|(&k, g)| {
+                let expected = share * g.1 as f64;
+                (k as f64 - expected).powi(2) / expected
+            })
+            .sum()
+    };
+    let real: Vec<usize> = groups.iter().map(|g| g.0).collect();
+    let observed = chi2(&real);
+    // Row r belongs to group of_row[r].
+    let mut of_row: Vec<usize> = (0..groups.len())
+        .flat_map(|i| std::iter::repeat_n(i, groups[i].1))
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut as_uneven = 0;
+    for _ in 0..draws {
+        // `misses` rows drawn without replacement.
+        let (hit, _) = of_row.partial_shuffle(&mut rng, misses);
+        let mut counts = vec![0; groups.len()];
+        hit.iter().for_each(|&g| counts[g] += 1);
+        as_uneven += (chi2(&counts) >= observed - 1e-9) as usize;
+    }
+    // The real scattering counts as one of the draws, so p is never 0.
+    (as_uneven + 1) as f64 / (draws + 1) as f64
+}
+// ANCHOR_END: same_rate

@@ -3,7 +3,7 @@
 use tch::{Device, Kind, Tensor};
 use transformer_course::attention::scaled_dot_product;
 use transformer_course::data::{digit_rows, digit_sequences, make_dataset};
-use transformer_course::generate::wilson_interval;
+use transformer_course::generate::{same_rate_p_value, wilson_interval};
 use transformer_course::train::{reverse_data, test_data, TrainOptions};
 use transformer_course::viz::{
     attention_module, content_matching, head_ablation, with_head_off,
@@ -27,6 +27,40 @@ fn wilson_interval_matches_the_textbook_values() {
     let (lo2, hi2) = wilson_interval(37, 40);
     close((lo, hi), (1.0 - hi2, 1.0 - lo2));
     assert_eq!(wilson_interval(0, 0), (0.0, 1.0));
+}
+
+#[test]
+fn the_permutation_test_gives_the_exact_chance_of_a_small_case() {
+    // Two misses among four rows, two rows per group: of the six ways to
+    // place them, two put both in one group, as unevenly as (2, 0) does.
+    let p = same_rate_p_value(&[(2, 2), (0, 2)], 20_000, 0);
+    assert!((p - 1.0 / 3.0).abs() < 0.02, "p = {p}, exact 1/3");
+    // Misses spread as evenly as they can be: nothing is less uneven.
+    let even = [(1, 100); 10];
+    assert_eq!(same_rate_p_value(&even, 1_000, 0), 1.0);
+    assert_eq!(same_rate_p_value(&[(0, 10), (0, 20)], 1_000, 0), 1.0);
+}
+
+#[test]
+fn the_permutation_test_finds_misses_crowded_into_one_group() {
+    // Ten misses, all in one of ten groups of 500: by chance about once in
+    // 10⁹ scatterings, so no draw of 2,000 is as uneven.
+    let mut groups = [(0, 500); 10];
+    groups[7].0 = 10;
+    let p = same_rate_p_value(&groups, 2_000, 3);
+    assert_eq!(p, 1.0 / 2_001.0, "the real scattering is the only one");
+    // Spread over two neighbouring groups, still rare; over five, not.
+    let mut two = [(0, 500); 10];
+    (two[7].0, two[8].0) = (5, 5);
+    assert!(same_rate_p_value(&two, 2_000, 3) < 0.01);
+    let mut five = [(0, 500); 10];
+    (0..5).for_each(|i| five[2 * i].0 = 2);
+    assert!(same_rate_p_value(&five, 2_000, 3) > 0.05);
+    // The same seed, the same answer.
+    assert_eq!(
+        same_rate_p_value(&two, 500, 9),
+        same_rate_p_value(&two, 500, 9)
+    );
 }
 
 #[test]
