@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use xtask::anchors::{self, ExerciseFile};
+use xtask::anchors::{self, Exercise, ExerciseFile};
 use xtask::student::{
     blank_text, ANSWER_KEY, EDITION_NOTE, EXERCISE_SRC, SOLUTIONS,
 };
@@ -165,8 +165,16 @@ fn the_book_lists_and_answers_every_exercise() {
         let prefix =
             format!("{{{{#include ../../{}/{file_name}:", answer_key_source());
         let shown = included_anchors(&key, &prefix);
+        let solutions = anchors::exercises(&text, file_name)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .exercises;
         for name in names {
-            if let Some(gap) = unshown_lines(&text, &name, &shown) {
+            let exercise = solutions.iter().find(|e| e.name == name);
+            let gap = match exercise {
+                Some(e) => unshown_lines(&text, e, &shown),
+                None => Some(format!("{} lacks {name}", source.display())),
+            };
+            if let Some(gap) = gap {
                 problems.push(gap);
             }
             if page.is_some() && !page_text.contains(&name) {
@@ -204,21 +212,25 @@ fn anchor_lines(text: &str, name: &str) -> BTreeSet<usize> {
     lines
 }
 
-/// Whether the answer key shows exercise `name` whole: either its own anchor, or
+/// Whether the answer key shows `exercise` whole: either its own anchor, or
 /// smaller anchors inside it (a long answer split by prose) that together hold
 /// every line of the solution. The hints are not part of the answer.
 fn unshown_lines(
     text: &str,
-    name: &str,
+    exercise: &Exercise,
     shown: &BTreeSet<String>,
 ) -> Option<String> {
+    let name = &exercise.name;
     if shown.contains(name) {
         return None;
     }
-    let all: Vec<&str> = text.lines().collect();
-    let solution: BTreeSet<usize> = anchor_lines(text, name)
-        .into_iter()
-        .filter(|&n| !all[n - 1].trim_start().starts_with("// HINT:"))
+    // The body follows the opening marker and the hints (1-based lines);
+    // marker lines of the smaller anchors are not shown by any include.
+    let first = exercise.line + 1 + exercise.hints.len();
+    let solution: BTreeSet<usize> = (first..)
+        .zip(&exercise.body)
+        .filter(|(_, line)| anchors::markers(line).is_empty())
+        .map(|(n, _)| n)
         .collect();
     let covered: BTreeSet<usize> =
         shown.iter().flat_map(|a| anchor_lines(text, a)).collect();
