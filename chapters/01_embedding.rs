@@ -4,14 +4,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::config::{Init, TransformerConfig};
 use transformer_course::embedding::{
     sinusoidal_position_encoding, TokenAndPosition,
 };
-use transformer_course::output::{check_writable, Batch};
-use transformer_course::plot::{heatmaps, Figure, Format, Panel};
 use transformer_course::vocab::PAD_ID;
+use workbench::cli::run_main;
+use workbench::output::{check_writable, Batch};
+use workbench::plot::{heatmaps, Figure, Format, Panel};
 
 /// Chapter 01: token embeddings, the sinusoidal position table, and how the
 /// init decides whether position survives.

@@ -4,10 +4,10 @@
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::{scaled_dot_product, MultiHeadAttention};
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::layers::{parameter_count, xavier_uniform_bound};
 use transformer_course::transformer::make_causal_mask;
+use workbench::cli::run_main;
 
 /// Chapter 02: multi-head attention shape by shape, the `view` after
 /// `transpose` error, and masking.

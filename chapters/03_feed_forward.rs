@@ -2,10 +2,10 @@
 //! cargo run --release --bin 03_feed_forward
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::feed_forward::FeedForward;
 use transformer_course::layers::parameter_count;
+use workbench::cli::run_main;
 
 /// Chapter 03: the position-wise feed-forward network and GELU.
 #[derive(Parser)]

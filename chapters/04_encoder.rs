@@ -2,13 +2,13 @@
 //! cargo run --release --bin 04_encoder
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::source_tensor;
 use transformer_course::encoder::Encoder;
 use transformer_course::layers::parameter_count;
 use transformer_course::transformer::make_padding_mask;
 use transformer_course::vocab::NUM_OFFSET;
+use workbench::cli::run_main;
 
 /// Chapter 04: Pre-Norm encoder layers and why the stack ends with ln_final.
 #[derive(Parser)]

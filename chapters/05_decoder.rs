@@ -2,12 +2,12 @@
 //! collects. cargo run --release --bin 05_decoder
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::decoder::Decoder;
 use transformer_course::layers::parameter_count;
 use transformer_course::transformer::{make_padding_mask, make_target_mask};
 use transformer_course::vocab::NUM_OFFSET;
+use workbench::cli::run_main;
 
 /// Chapter 05: the decoder layer's three sublayers and its cross-attention.
 #[derive(Parser)]

@@ -4,16 +4,16 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::encode_pair;
 use transformer_course::layers::parameter_count;
-use transformer_course::output::check_writable;
-use transformer_course::plot::{heatmaps, save, Figure, Panel};
 use transformer_course::transformer::{
     make_causal_mask, make_padding_mask, make_target_mask, Transformer,
 };
 use transformer_course::vocab::tokens_to_words;
+use workbench::cli::run_main;
+use workbench::output::check_writable;
+use workbench::plot::{heatmaps, save, Figure, Panel};
 
 /// Chapter 06: the three masks as grids, and the whole model's parameters.
 #[derive(Parser)]

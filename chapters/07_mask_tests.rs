@@ -3,12 +3,12 @@
 //! cargo run --release --bin 07_mask_tests
 use clap::Parser;
 use tch::{nn, Device, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::mask_checks::{
     causality_check, source_padding_check, target_padding_check, CAUSAL_MASKS,
 };
 use transformer_course::transformer::Transformer;
+use workbench::cli::run_main;
 
 /// Chapter 07: causality and padding invariance, and the broken masks they catch.
 #[derive(Parser)]

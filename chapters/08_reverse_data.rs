@@ -2,12 +2,12 @@
 //! its statistics. cargo run --release --bin 08_reverse_data
 use clap::Parser;
 use tch::{Kind, Tensor};
-use transformer_course::cli::run_main;
 use transformer_course::data::{make_dataset, row};
 use transformer_course::train::teacher_forcing;
 use transformer_course::vocab::{
     tokens_to_words, EOS_ID, MAX_LEN, MIN_LEN, PAD_ID, SEQ_LEN, VOCAB,
 };
+use workbench::cli::run_main;
 
 /// Chapter 08: the reversal data set, in memory and in words.
 #[derive(Parser)]

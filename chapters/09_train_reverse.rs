@@ -9,34 +9,31 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
-use transformer_course::checkpoint::{
-    checkpoint_bytes, checkpoint_size, DEFAULT_CHECKPOINT,
-};
-use transformer_course::cli::{
-    cuda_graph_advice, device_name, in_range, parse_threads, progress_bar,
-    run_main, select_device, set_threads, thousands, DeviceChoice,
-};
 use transformer_course::config::{Init, TransformerConfig};
-use transformer_course::engine::{self, EngineOptions};
 use transformer_course::generate::{exact_match, reverse_digits};
-use transformer_course::graph;
-use transformer_course::history::{
-    history_path, history_tsv, read_history, RunHistory,
-};
-use transformer_course::interrupt;
 use transformer_course::layers::parameter_count;
-use transformer_course::optim::AdamKind;
-use transformer_course::output::{
-    check_outputs, rescued, reserve, Batch, Reserved,
-};
-use transformer_course::plot::{
-    exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
-};
-use transformer_course::precision::Precision;
 use transformer_course::train::{
     fit, reverse_data, EpochReport, History, Learner, Observer, TrainOptions,
     Trainer, DEFAULT_SEED,
 };
+use workbench::checkpoint::{
+    checkpoint_bytes, checkpoint_size, DEFAULT_CHECKPOINT,
+};
+use workbench::cli::{
+    cuda_graph_advice, device_name, in_range, init_parser, parse_threads,
+    progress_bar, run_main, select_device, set_threads, thousands,
+    DeviceChoice,
+};
+use workbench::engine::{self, EngineOptions};
+use workbench::graph;
+use workbench::history::{history_path, history_tsv, read_history, RunHistory};
+use workbench::interrupt;
+use workbench::optim::AdamKind;
+use workbench::output::{check_outputs, rescued, reserve, Batch, Reserved};
+use workbench::plot::{
+    exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
+};
+use workbench::precision::Precision;
 
 /// Train the encoder-decoder Transformer on the sequence-reversal task.
 #[derive(Parser)]
@@ -75,7 +72,7 @@ struct Args {
     threads: Option<usize>,
     /// paper = the course's init; framework-default = PyTorch's defaults (the slow
     /// learner of this chapter); tch-default = tch's own defaults.
-    #[arg(long, value_enum, default_value_t = Init::Paper)]
+    #[arg(long, value_parser = init_parser(), default_value = Init::Paper.name())]
     init: Init,
     /// Other runs' .history.tsv files to draw beside this one in --plot and
     /// --loss-plot.

@@ -6,12 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Parser;
-use transformer_course::checkpoint::{
-    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
-};
-use transformer_course::cli::{
-    run_main, select_device, train_first, DeviceChoice,
-};
 use transformer_course::data::{
     digit_rows, digit_sequences, parse_digits, row, source_tensor,
     ReverseDataset,
@@ -20,8 +14,6 @@ use transformer_course::generate::{
     correct_rows, greedy_decode, reverse_digits, same_rate_p_value,
     wilson_interval,
 };
-use transformer_course::output::check_writable;
-use transformer_course::plot::{rate_chart, save, RateChart, RatePoint};
 use transformer_course::train::{
     reverse_data, test_data, TrainOptions, TEST_SAMPLES,
 };
@@ -29,6 +21,12 @@ use transformer_course::transformer::Transformer;
 use transformer_course::vocab::{
     digits_of, tokens_to_words, MAX_LEN, MIN_LEN, PAD_ID, SEQ_LEN,
 };
+use workbench::checkpoint::{
+    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
+};
+use workbench::cli::{run_main, select_device, train_first, DeviceChoice};
+use workbench::output::check_writable;
+use workbench::plot::{rate_chart, save, RateChart, RatePoint};
 
 /// Reverse digits with the trained Transformer, one token at a time.
 #[derive(Parser)]

@@ -5,17 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use transformer_course::checkpoint::{
-    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
-};
-use transformer_course::cli::{
-    run_main, select_device, train_first, DeviceChoice,
-};
 use transformer_course::config::Init;
 use transformer_course::data::{digit_rows, parse_digits, ReverseDataset};
 use transformer_course::generate::{correct_rows, exact_match, reverse_digits};
-use transformer_course::output::{check_writable, Batch};
-use transformer_course::plot::{heatmaps, Figure, Format, Panel};
 use transformer_course::train::{
     reverse_data, test_data, TrainOptions, TEST_SAMPLES,
 };
@@ -26,6 +18,12 @@ use transformer_course::viz::{
     AttentionMaps,
 };
 use transformer_course::vocab::{MAX_LEN, MIN_LEN};
+use workbench::checkpoint::{
+    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
+};
+use workbench::cli::{run_main, select_device, train_first, DeviceChoice};
+use workbench::output::{check_writable, Batch};
+use workbench::plot::{heatmaps, Figure, Format, Panel};
 
 /// The slow learner chapter 09 trains with --init framework-default.
 const ABLATION: &str = "checkpoints/framework-default.safetensors";

@@ -7,23 +7,23 @@ use anyhow::{ensure, Result};
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
-use transformer_course::cli::{
-    device_name, in_range, parse_threads, run_main, select_device, set_threads,
-    DeviceChoice,
-};
 use transformer_course::config::TransformerConfig;
-use transformer_course::limits::{self, attention_cost, fits, longest_sweep};
-use transformer_course::memory::{
-    peak_memory, serve_large_allocations_with_mmap, MemoryMethod,
-};
-use transformer_course::output::{bytes_text, check_writable};
-use transformer_course::plot::{parse_figure_path, save, sweep_plot};
 use transformer_course::sdpa::{
     log_log_slope, manual_causal_forward, mib, score_matrix_bytes,
     sdpa_forward, time_ms, Measurement, SweepRow,
 };
-use transformer_course::sys;
 use transformer_course::transformer::make_padding_mask;
+use workbench::cli::{
+    device_name, in_range, parse_threads, run_main, select_device, set_threads,
+    DeviceChoice,
+};
+use workbench::limits::{self, attention_cost, fits, longest_sweep};
+use workbench::memory::{
+    peak_memory, serve_large_allocations_with_mmap, MemoryMethod,
+};
+use workbench::output::{bytes_text, check_writable};
+use workbench::plot::{parse_figure_path, save, sweep_plot};
+use workbench::sys;
 
 /// Hand-written multi-head attention vs scaled_dot_product_attention.
 #[derive(Parser)]

@@ -2,7 +2,7 @@
 //! chapter 09's recipe and where each step's time goes. Not a chapter. The step
 //! is the lesson's own `Trainer::train_step`, run by the engine exactly as
 //! `09_train_reverse` runs it; the phases are timed from outside
-//! (`transformer_course::bench`).
+//! (`workbench::bench`).
 //!
 //! Also two checks for scripts/gpu-fast-path.sh: `--losses FILE` writes the
 //! loss of every step (the untimed ones first), so that an eager and a graphed
@@ -14,19 +14,19 @@ use std::time::Instant;
 use clap::Parser;
 use rand::SeedableRng;
 use tch::Device;
-use transformer_course::bench::BenchLearner;
-use transformer_course::cli::{
+use transformer_course::config::TransformerConfig;
+use transformer_course::data::epoch_batches;
+use transformer_course::train::{reverse_data, Learner, TrainOptions};
+use workbench::bench::BenchLearner;
+use workbench::cli::{
     cuda_graph_advice, in_range, parse_threads, run_main, select_device,
     set_threads, DeviceChoice,
 };
-use transformer_course::config::TransformerConfig;
-use transformer_course::data::epoch_batches;
-use transformer_course::engine::EngineOptions;
-use transformer_course::graph;
-use transformer_course::optim::AdamKind;
-use transformer_course::output::{check_writable, write_bytes_atomic};
-use transformer_course::precision::Precision;
-use transformer_course::train::{reverse_data, Learner, TrainOptions};
+use workbench::engine::EngineOptions;
+use workbench::graph;
+use workbench::optim::AdamKind;
+use workbench::output::{check_writable, write_bytes_atomic};
+use workbench::precision::Precision;
 
 /// Time training steps of the reversal recipe (for
 /// scripts/bench-vs-pytorch.sh).

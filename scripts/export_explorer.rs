@@ -17,17 +17,17 @@ use anyhow::{ensure, Context, Result};
 use clap::Parser;
 use serde_json::{json, Value};
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::checkpoint::{
-    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
-};
-use transformer_course::cli::{in_range, run_main, thousands};
 use transformer_course::data::make_dataset;
 use transformer_course::generate::{correct_rows, greedy_decode};
 use transformer_course::layers::parameter_count;
-use transformer_course::output::{check_writable, write_bytes_atomic};
-use transformer_course::sys::LIBTORCH_VERSION;
 use transformer_course::transformer::Transformer;
 use transformer_course::vocab::SEQ_LEN;
+use workbench::checkpoint::{
+    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
+};
+use workbench::cli::{in_range, run_main, thousands};
+use workbench::output::{check_writable, write_bytes_atomic};
+use workbench::sys::LIBTORCH_VERSION;
 
 /// Export a checkpoint to fp16 for the book's attention explorer.
 #[derive(Parser)]
@@ -161,8 +161,8 @@ fn checkpoint_metadata(path: &Path) -> Result<Value> {
         .context("the checkpoint has no metadata")
 }
 
-/// A safetensors file laid out as src/checkpoint.rs lays out a checkpoint, with
-/// F16 data: names sorted, the header padded to a multiple of 8 bytes.
+/// A safetensors file laid out as workbench/src/checkpoint.rs lays out a
+/// checkpoint, with F16 data: names sorted, the header padded to a multiple of 8 bytes.
 fn safetensors_fp16(
     tensors: &BTreeMap<String, Tensor>,
     metadata: Value,

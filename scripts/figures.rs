@@ -13,17 +13,15 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::scaled_dot_product;
-use transformer_course::cli::run_main;
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::encode_pair;
 use transformer_course::mask_checks::CAUSAL_MASKS;
-use transformer_course::output::{check_writable, Batch};
-use transformer_course::plot::{
-    heatmaps, line_chart, Figure, Format, LineChart, Panel,
-};
 use transformer_course::train::teacher_forcing;
 use transformer_course::transformer::{make_padding_mask, Transformer};
 use transformer_course::vocab::tokens_to_words;
+use workbench::cli::run_main;
+use workbench::output::{check_writable, Batch};
+use workbench::plot::{heatmaps, line_chart, Figure, Format, LineChart, Panel};
 
 /// Draw the book's explanatory figures from real numbers.
 #[derive(Parser)]

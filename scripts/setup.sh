@@ -8,7 +8,7 @@
 #      clone on the same machine -- CI's fresh checkout, say -- reuses it instead of
 #      downloading 3 GB again.
 #   2. Links it into the clone as .venv and .libtorch; .cargo/config.toml points tch's
-#      build at .libtorch, and build.rs writes an rpath, so cargo build/run/test work in
+#      build at .libtorch, and the build scripts write an rpath, so cargo build/run/test work in
 #      a new shell with nothing exported.
 #   3. With --book, also installs the pinned book tools (mdbook, mdbook-katex,
 #      mdbook-mermaid) with cargo install.
@@ -20,7 +20,7 @@ KATEX_VERSION=0.10.0
 MERMAID_VERSION=0.17.1
 
 # Tested on Linux x86-64, with and without an NVIDIA GPU. On other systems the
-# wheel's libtorch and the linker flags in build.rs differ; stop before any download.
+# wheel's libtorch and the linker flags in the build scripts differ; stop before any download.
 case "$(uname -s)-$(uname -m)" in
   Linux-x86_64) ;;
   *) echo "setup: this course is set up and tested on Linux x86-64 only; this is $(uname -s) $(uname -m)" >&2

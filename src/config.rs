@@ -9,7 +9,7 @@ use crate::vocab::{PAD_ID, SEQ_LEN, VOCAB};
 // ANCHOR: init
 /// How parameters start out. The reversal task is very sensitive to this choice,
 /// which chapter 09 shows by training once with each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Init {
     /// Embeddings N(0, 1/d_model) with the PAD row zeroed, as in tensor2tensor (the
     /// paper's reference code): after chapter 01's ×√d_model tokens and positions
@@ -28,6 +28,10 @@ pub enum Init {
 // ANCHOR_END: init
 
 impl Init {
+    /// Every choice, in the order the programs list them.
+    pub const ALL: [Init; 3] =
+        [Init::Paper, Init::FrameworkDefault, Init::TchDefault];
+
     pub fn name(self) -> &'static str {
         match self {
             Init::Paper => "paper",
@@ -38,9 +42,7 @@ impl Init {
 
     /// The inverse of `name`, for reading a checkpoint's metadata.
     pub fn from_name(name: &str) -> Option<Init> {
-        [Init::Paper, Init::FrameworkDefault, Init::TchDefault]
-            .into_iter()
-            .find(|i| i.name() == name)
+        Init::ALL.into_iter().find(|i| i.name() == name)
     }
 }
 

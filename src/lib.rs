@@ -1,7 +1,9 @@
 //! # A Transformer from scratch, in Rust on libtorch
 //!
-//! The library grows by one module per chapter, in the order of the course; each
-//! chapter's binary in `chapters/` tells the story of its module with real numbers.
+//! This crate is the lesson and nothing else: an encoder-decoder Transformer
+//! written by hand on `tch`, one module per chapter, in the order of the course.
+//! Each chapter's program in `chapters/` tells the story of its module with real
+//! numbers; the book (`book/`) reads the code beside you.
 //!
 //! | chapter | module |
 //! |---|---|
@@ -21,17 +23,10 @@
 //! Shared by every chapter: [`config`] (the model's numbers and its init),
 //! [`layers`] (Linear, LayerNorm, parameter count) and [`vocab`] (the tokens).
 //!
-//! Support, not part of the lessons: [`checkpoint`] (saving and loading weights),
-//! [`history`] (the training log on disk), [`plot`] (every figure), [`output`]
-//! (checked, atomic file writes), [`cli`] (what the programs share), [`memory`]
-//! (chapter 12's peak-memory measurements), [`sys`] (the libtorch switches tch
-//! does not expose, from `src/ffi/shim.cpp`), and the engine that runs chapter
-//! 09's training step fast without changing it: [`engine`] (the device and the
-//! precision around the step), [`precision`] (fp32 or bf16 autocast), [`optim`]
-//! (Adam through libtorch's fused kernel), [`graph`] (the training step as one
-//! CUDA graph) and [`bench`] (the step timed from outside, for the benchmark).
-//!
-//! Support modules import lessons, never the reverse.
+//! What runs, stores, draws and times the lesson (the command lines, checkpoints,
+//! figures, the fast training path) is another crate, `workbench/`, which depends
+//! on this one. This crate depends on nothing of the course's own, so the
+//! compiler keeps the lesson free of that machinery.
 pub mod config;
 pub mod layers;
 pub mod vocab;
@@ -48,18 +43,3 @@ pub mod sdpa;
 pub mod train;
 pub mod transformer;
 pub mod viz;
-
-pub mod bench;
-pub mod checkpoint;
-pub mod cli;
-pub mod engine;
-pub mod graph;
-pub mod history;
-pub mod interrupt;
-pub mod limits;
-pub mod memory;
-pub mod optim;
-pub mod output;
-pub mod plot;
-pub mod precision;
-pub mod sys;

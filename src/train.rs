@@ -3,8 +3,8 @@
 //!
 //! Everything here is the algorithm. Where the step runs (CPU or GPU), in which
 //! precision, with which implementation of Adam and whether as a CUDA graph is
-//! the engine's business (`src/engine.rs`), which wraps a [`Trainer`] without
-//! changing what its step computes.
+//! the engine's business (`workbench/src/engine.rs`), which wraps a [`Trainer`]
+//! without changing what its step computes.
 use std::ops::ControlFlow;
 
 use anyhow::Result;
@@ -84,7 +84,7 @@ pub const ADAM: nn::Adam = nn::Adam {
 
 /// The three calls a training step makes of its optimiser. tch's Adam is one
 /// implementation; the engine can put another in its place (libtorch's fused
-/// Adam kernel, `src/optim.rs`) that computes the same update.
+/// Adam kernel, `workbench/src/optim.rs`) that computes the same update.
 pub trait Optimizer {
     fn set_lr(&mut self, lr: f64);
     fn zero_grad(&mut self);
@@ -229,8 +229,8 @@ impl Trainer {
 // ANCHOR: learner
 /// A training step as `fit` sees it: the schedule, the step, and the loss and
 /// token accuracy read back. `Trainer` is the plain one; the engine's wrappers
-/// (src/engine.rs, src/graph.rs) run the same `train_step` on a device, in
-/// bf16 or as a CUDA graph.
+/// (`engine` and `graph` in workbench/src/) run the same `train_step` on a
+/// device, in bf16 or as a CUDA graph.
 pub trait Learner {
     fn learn(&mut self, src: &Tensor, tgt: &Tensor) -> Result<(f64, f64)>;
     fn trainer(&self) -> &Trainer;

@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 
 use rstest::rstest;
 use tch::{Device, Kind, Tensor};
-use transformer_course::checkpoint::{
-    checkpoint_bytes, checkpoint_size, ensure_reverse_task, expected_tensors,
-    load_checkpoint, save_checkpoint, MissingCheckpoint,
-};
 use transformer_course::config::{Init, TransformerConfig};
 use transformer_course::data::make_dataset;
 use transformer_course::train::teacher_forcing;
+use workbench::checkpoint::{
+    checkpoint_bytes, checkpoint_size, ensure_reverse_task, expected_tensors,
+    load_checkpoint, save_checkpoint, MissingCheckpoint,
+};
 
 mod common;
 use common::{model_with, tiny_config};

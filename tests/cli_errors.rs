@@ -6,8 +6,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rstest::rstest;
-use transformer_course::checkpoint::save_checkpoint;
 use transformer_course::config::TransformerConfig;
+use workbench::checkpoint::save_checkpoint;
 
 mod common;
 
@@ -456,7 +456,7 @@ fn sdpa_bench_rejects_heads_that_do_not_divide_d_model() {
 /// Running the chapters with their default outputs writes only into ignored folders.
 #[test]
 fn running_the_chapters_leaves_git_status_clean() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = common::repo_root();
     let dir = temp_dir("clean-clone");
     let git = |args: &[&str]| {
         let out = Command::new("git")

@@ -4,14 +4,12 @@ use std::path::Path;
 
 use tch::Device;
 use transformer_course::data::make_dataset;
-use transformer_course::engine::{self, EngineOptions};
-use transformer_course::graph::{
-    check_supported, dropout_masks_differ, Unsupported,
-};
-use transformer_course::optim::AdamKind;
-use transformer_course::precision::Precision;
-use transformer_course::sys::cuda_graphs_available;
 use transformer_course::train::TrainOptions;
+use workbench::engine::{self, EngineOptions};
+use workbench::graph::{check_supported, dropout_masks_differ, Unsupported};
+use workbench::optim::AdamKind;
+use workbench::precision::Precision;
+use workbench::sys::{self, cuda_graphs_available};
 
 fn graphed() -> EngineOptions {
     EngineOptions {
@@ -51,7 +49,7 @@ fn graph_functions_resolve_exactly_when_libtorch_has_cuda() {
     // scripts/gpu-fast-path.sh does for test binaries built on another machine.
     let search = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
     let has_cuda = std::env::split_paths(&search)
-        .chain([Path::new(env!("COURSE_LIBTORCH_LIB")).to_path_buf()])
+        .chain([Path::new(sys::LIBTORCH_LIB).to_path_buf()])
         .any(|dir| dir.join("libtorch_cuda.so").exists());
     match cuda_graphs_available() {
         Ok(()) => assert!(has_cuda, "resolved without libtorch_cuda.so"),
@@ -129,7 +127,7 @@ fn graphed_steps_follow_eager_steps() {
 /// crash.
 #[test]
 fn without_a_gpu_graph_objects_fail_cleanly() {
-    use transformer_course::sys::{CudaGraph, SideStream};
+    use workbench::sys::{CudaGraph, SideStream};
     // On a GPU, no CUDA call may run while another test thread captures.
     let _rng = common::global_rng();
     if tch::Cuda::is_available() {

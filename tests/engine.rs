@@ -2,14 +2,14 @@
 //! eager engine and the benchmark's timed learner give the plain `Trainer`'s
 //! losses to the last bit, label smoothing and dropout included.
 use tch::Device;
-use transformer_course::bench::{BenchLearner, PHASES};
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::make_dataset;
-use transformer_course::engine::{self, EngineOptions};
-use transformer_course::optim::{self, AdamKind};
 use transformer_course::train::{
     fit, reverse_data, Learner, TrainOptions, Trainer,
 };
+use workbench::bench::{BenchLearner, PHASES};
+use workbench::engine::{self, EngineOptions};
+use workbench::optim::{self, AdamKind};
 
 mod common;
 

@@ -18,9 +18,6 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::checkpoint::{
-    checkpoint_bytes, ensure_reverse_task, load_checkpoint, save_checkpoint,
-};
 use transformer_course::config::{Init, TransformerConfig};
 use transformer_course::data::{make_dataset, row};
 use transformer_course::generate::greedy_decode;
@@ -28,6 +25,9 @@ use transformer_course::transformer::{
     make_causal_mask, make_padding_mask, Transformer,
 };
 use transformer_course::vocab::{EOS_ID, SEQ_LEN};
+use workbench::checkpoint::{
+    checkpoint_bytes, ensure_reverse_task, load_checkpoint, save_checkpoint,
+};
 
 mod common;
 use common::model_with;
@@ -35,10 +35,6 @@ use common::model_with;
 const LOGIT_TOLERANCE: f64 = 1e-3;
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 const GREEDY_SAMPLES: usize = 300;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Whether Node is here. Without it the test is skipped, unless CI=true.
 fn have_node() -> bool {
@@ -71,7 +67,7 @@ fn node(dir: &Path, request: &Value) -> Value {
     let (req, resp) = (dir.join("request.json"), dir.join("response.json"));
     std::fs::write(&req, request.to_string()).unwrap();
     let out = Command::new("node")
-        .arg(repo().join("tests/explorer/parity.js"))
+        .arg(common::repo_root().join("tests/explorer/parity.js"))
         .args([&req, &resp])
         .output()
         .expect("node runs");
@@ -110,7 +106,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
 /// The shipped weights (book/src/explorer/weights.js), in fp32, saved as a
 /// checkpoint of 09_train_reverse would be, into `dir`.
 fn shipped_as_checkpoint(dir: &Path) -> PathBuf {
-    let path = repo().join("book/src/explorer/weights.js");
+    let path = common::repo_root().join("book/src/explorer/weights.js");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {} ({e}): export the trained checkpoint with \
@@ -360,7 +356,7 @@ fn the_page_model_matches_the_rust_model_on_the_shipped_weights() {
             .iter()
             .map(|d| json!({ "digits": d, "off": off_cross })),
     );
-    let weights_js = repo().join("book/src/explorer/weights.js");
+    let weights_js = common::repo_root().join("book/src/explorer/weights.js");
     let response = node(
         &dir,
         &json!({

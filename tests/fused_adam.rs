@@ -3,9 +3,9 @@
 use tch::nn::{self, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
-use transformer_course::engine::{self, EngineOptions};
-use transformer_course::optim::{AdamHyper, AdamKind, FusedAdam};
 use transformer_course::train::{noam_lr, Optimizer, TrainOptions};
+use workbench::engine::{self, EngineOptions};
+use workbench::optim::{AdamHyper, AdamKind, FusedAdam};
 
 mod common;
 

@@ -1,8 +1,8 @@
-//! Chapter 12's memory readings (src/memory.rs), in a test binary of their own:
-//! the CPU reading is the whole process's resident memory, which other tests'
-//! threads would disturb.
+//! Chapter 12's memory readings (workbench/src/memory.rs), in a test binary of
+//! their own: the CPU reading is the whole process's resident memory, which other
+//! tests' threads would disturb.
 use tch::{Device, Kind, Tensor};
-use transformer_course::memory::{
+use workbench::memory::{
     parse_status_kib, peak_memory, serve_large_allocations_with_mmap,
     MemoryMethod,
 };

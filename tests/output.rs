@@ -2,7 +2,7 @@
 //! written to a temporary and renamed, so that no failure leaves a torn file.
 use std::path::PathBuf;
 
-use transformer_course::output::{
+use workbench::output::{
     check_outputs, check_readable, check_writable, rescued, reserve,
     write_atomic, write_bytes_atomic, Batch,
 };

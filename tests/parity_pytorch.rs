@@ -25,13 +25,9 @@ mod common;
 
 const TOLERANCE: f64 = 1e-5;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The venv's python if it can import torch and safetensors; otherwise why not.
 fn python_with_torch() -> Result<PathBuf, String> {
-    let python = repo().join(".venv/bin/python");
+    let python = common::repo_root().join(".venv/bin/python");
     if !python.exists() {
         return Err(format!(
             "{} does not exist (run scripts/setup.sh)",
@@ -242,9 +238,9 @@ fn run_reference(
     out: &Path,
     heads: i64,
 ) -> Tensor {
-    let script = repo().join("scripts/torch_reference.py");
+    let script = common::repo_root().join("scripts/torch_reference.py");
     let result = Command::new(python)
-        .current_dir(repo())
+        .current_dir(common::repo_root())
         .arg(&script)
         .arg("logits")
         .arg("--weights")

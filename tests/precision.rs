@@ -2,14 +2,14 @@
 //! fp32; and, on a GPU, CUDA autocast in bf16.
 use tch::{Device, Kind, Tensor};
 use transformer_course::data::make_dataset;
-use transformer_course::engine::{self, EngineOptions};
-use transformer_course::precision::Precision;
-use transformer_course::sys::{
+use transformer_course::train::{Learner, TrainOptions};
+use workbench::engine::{self, EngineOptions};
+use workbench::precision::Precision;
+use workbench::sys::{
     autocast_on, cpu_autocast_is_bf16, cpu_autocast_is_enabled,
     cuda_autocast_is_bf16, cuda_autocast_is_enabled, set_cpu_autocast_bf16,
     set_cuda_autocast_bf16,
 };
-use transformer_course::train::{Learner, TrainOptions};
 
 mod common;
 

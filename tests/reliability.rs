@@ -8,8 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tch::Device;
-use transformer_course::checkpoint::{load_checkpoint, save_checkpoint};
 use transformer_course::config::{Init, TransformerConfig};
+use workbench::checkpoint::{load_checkpoint, save_checkpoint};
 
 mod common;
 

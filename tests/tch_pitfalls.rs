@@ -94,9 +94,9 @@ fn sdpa_bool_mask_is_the_opposite_of_ours(#[values(4, 9)] l: i64) {
 /// when the closure panics.
 #[test]
 fn autocast_switch_restores_the_previous_state() {
-    use transformer_course::sys::autocast;
+    use workbench::sys::autocast;
     let cuda_autocast_is_enabled =
-        || transformer_course::sys::cuda_autocast_is_enabled().unwrap();
+        || workbench::sys::cuda_autocast_is_enabled().unwrap();
     assert!(!cuda_autocast_is_enabled());
     let inside = autocast(true, || {
         let nested_off = autocast(false, cuda_autocast_is_enabled);
@@ -123,7 +123,7 @@ fn autocast_switch_restores_the_previous_state() {
 /// fp32 on the CPU, where autocast is off.
 #[test]
 fn attention_weights_stay_fp32_under_autocast() {
-    use transformer_course::sys::{autocast, set_cuda_autocast_bf16};
+    use workbench::sys::{autocast, set_cuda_autocast_bf16};
     let (_vs, m) = mha(16, 2, Device::Cpu);
     let x = Tensor::rand([2, 5, 16], (Kind::Float, Device::Cpu));
     let (_, w) = autocast(true, || m.forward(&x, &x, &x, None, false));

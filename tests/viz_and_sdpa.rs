@@ -4,7 +4,6 @@ use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
 use transformer_course::config::TransformerConfig;
-use transformer_course::plot::{heatmaps, save, Figure, Format, Panel};
 use transformer_course::sdpa::{
     log_log_slope, manual_causal_forward, score_matrix_bytes, sdpa_forward,
     to_sdpa_mask, Measurement, SweepRow,
@@ -15,6 +14,7 @@ use transformer_course::transformer::{
 use transformer_course::viz::{
     attention_maps, expected_column, mean_over_heads, row_maxima,
 };
+use workbench::plot::{heatmaps, save, Figure, Format, Panel};
 
 mod common;
 use common::global_rng;

@@ -7,6 +7,16 @@ use tch::{nn, Device};
 use transformer_course::config::TransformerConfig;
 use transformer_course::transformer::Transformer;
 
+/// The repository's root. The tests are targets of the `chapters` package, so
+/// cargo's manifest folder is chapters/, one below it.
+pub fn repo_root() -> std::path::PathBuf {
+    let chapters = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    chapters
+        .parent()
+        .expect("chapters/ is inside the repository")
+        .to_path_buf()
+}
+
 /// tch has one global random generator per process, and the tests of one file run
 /// on parallel threads. Every test that seeds it, or draws from it (building a
 /// model, dropout in train mode), holds this lock meanwhile, so that a seed means

@@ -1,15 +1,16 @@
 //! `cargo xtask check-book`: keeps the book honest, without mdbook installed.
 //!
-//! The book shows code only through `{{#include FILE:ANCHOR}}` regions of src/ and
-//! chapters/, and program output only through files that scripts/regen-outputs.sh wrote.
+//! The book shows code only through `{{#include FILE:ANCHOR}}` regions of src/,
+//! workbench/src/ and chapters/, and program output only through files that
+//! scripts/regen-outputs.sh wrote.
 //! Both go stale silently: mdbook renders a missing anchor as nothing at all. The check
 //! reads every page under book/src and the code the book may include, and reports, each
 //! with its file and line:
 //!
 //! * an `{{#include}}` / `{{#rustdoc_include}}` whose file does not exist, or whose
 //!   anchor is missing or encloses nothing, or whose region is wider than the page;
-//! * an `ANCHOR: x` in the code (src/, chapters/, exercises/src/, scripts/, tests/)
-//!   without its `ANCHOR_END: x`, or the other way round;
+//! * an `ANCHOR: x` in the code (src/, workbench/src/, chapters/, exercises/src/,
+//!   scripts/, tests/) without its `ANCHOR_END: x`, or the other way round;
 //! * a marker that shares its line with code (rustfmt moves a comment behind the code
 //!   before it): mdBook drops every marker line, so that code would vanish from the
 //!   listing;
@@ -53,7 +54,7 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Where things are: `book_root` holds book.toml and src/; the code (src/, chapters/)
+/// Where things are: `book_root` holds book.toml and src/; the code (src/, chapters/, …)
 /// sits in its parent, as in this repository.
 struct Layout {
     book_src: PathBuf,
@@ -600,14 +601,24 @@ fn too_wide<'a>(
         .collect()
 }
 
-/// The code the book may include: Rust under src/, chapters/, exercises/src/,
-/// scripts/ and tests/, and the C++ shim under src/.
+/// The code the book may include: Rust under src/, workbench/src/, chapters/,
+/// exercises/src/, scripts/ and tests/, and the C++ shim under workbench/src/.
 fn code_files(layout: &Layout) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["src", "chapters", "exercises/src", "scripts", "tests"] {
+    for dir in [
+        "src",
+        "workbench/src",
+        "chapters",
+        "exercises/src",
+        "scripts",
+        "tests",
+    ] {
         files.extend(files_with_extension(&layout.code_root.join(dir), "rs"));
     }
-    files.extend(files_with_extension(&layout.code_root.join("src"), "cpp"));
+    files.extend(files_with_extension(
+        &layout.code_root.join("workbench/src"),
+        "cpp",
+    ));
     files.sort();
     files
 }

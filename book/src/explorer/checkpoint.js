@@ -1,5 +1,5 @@
 // Reading weights in the page: a checkpoint written by `09_train_reverse` (every
-// tensor fp32, the config in the safetensors metadata; src/checkpoint.rs) and the
+// tensor fp32, the config in the safetensors metadata; workbench/src/checkpoint.rs) and the
 // course's exported weights (weights.js: the same layout in fp16, as base64). It
 // mirrors load_checkpoint, config_from_header and ensure_reverse_task, and refuses
 // what they refuse with the same sentences, so that a file of another shape or a
@@ -9,7 +9,7 @@
 (function (root) {
   const M = typeof module === "object" && module.exports ? require("./model.js") : root.explorerModel;
 
-  /** What the metadata's "format" field says (src/checkpoint.rs FORMAT). */
+  /** What the metadata's "format" field says (workbench/src/checkpoint.rs FORMAT). */
   const FORMAT = "transformer-course/1";
   /** A header longer than this is not one of ours (ours is about 6 KiB). */
   const MAX_HEADER = 1 << 20;
@@ -96,7 +96,7 @@
    * whose message names the file and what is wrong with it.
    */
   /**
-   * FNV-1a, 64 bits, over the tensor bytes (src/checkpoint.rs `checksum`), as 16
+   * FNV-1a, 64 bits, over the tensor bytes (workbench/src/checkpoint.rs `checksum`), as 16
    * hex digits. The 64-bit state is kept as two 32-bit halves: the prime is
    * 2^40 + 0x1b3, so h * prime = (h << 40) + h * 0x1b3, all exact in doubles.
    */

@@ -18,9 +18,9 @@ use std::cell::Cell;
 use std::sync::{Mutex, MutexGuard, Once};
 
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::cli::torch_error_sentence;
 use transformer_course::config::TransformerConfig;
 use transformer_course::transformer::Transformer;
+use workbench::cli::torch_error_sentence;
 
 thread_local! {
     static HOLDS_RNG: Cell<bool> = const { Cell::new(false) };

@@ -6,11 +6,11 @@
 use anyhow::Result;
 use tch::{Device, Tensor};
 
-use crate::config::TransformerConfig;
 use crate::graph::{self, GraphedTrainer};
 use crate::optim::{self, AdamKind};
 use crate::precision::Precision;
-use crate::train::{Learner, TrainOptions, Trainer};
+use transformer_course::config::TransformerConfig;
+use transformer_course::train::{Learner, TrainOptions, Trainer};
 
 /// How to run the recipe: none of these change the model or its numbers.
 #[derive(Debug, Clone, Copy, Default)]

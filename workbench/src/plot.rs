@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::sdpa::{Measurement, SweepRow};
+use transformer_course::sdpa::{Measurement, SweepRow};
 
 /// Renders a figure for `path` (SVG or PNG by its extension) and writes it
 /// atomically.

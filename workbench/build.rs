@@ -1,4 +1,5 @@
-//! Makes every binary and test of this package load libtorch on its own.
+//! Compiles the C++ shim, and makes this crate's own tests load libtorch on
+//! their own (chapters/build.rs does the same for the programs and tests/).
 //!
 //! tch's own build links libtorch but leaves two gaps that bite newcomers:
 //! * no RUNPATH, so a binary fails with "libtorch_cpu.so: cannot open shared object
@@ -7,7 +8,7 @@
 //!   `libtorch_cuda.so`) is dropped because no symbol is used from it directly, and
 //!   CUDA is then never seen even on a GPU machine.
 //!
-//! It also compiles `src/ffi/shim.cpp`: the few libtorch calls tch does not expose
+//! The shim, `src/ffi/shim.cpp`, holds the few libtorch calls tch does not expose
 //! (bf16 autocast, the TF32 switch, the CUDA allocator's peak-memory statistics),
 //! and says clearly when the libtorch it finds is not the one the course is pinned to.
 use std::env;

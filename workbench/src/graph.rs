@@ -36,7 +36,9 @@ use tch::{Device, Kind, Tensor};
 use crate::optim::{AdamKind, FusedAdam};
 use crate::precision::Precision;
 use crate::sys::{self, CudaGraph, SideStream};
-use crate::train::{teacher_forcing, token_accuracy, Learner, Trainer, ADAM};
+use transformer_course::train::{
+    teacher_forcing, token_accuracy, Learner, Trainer, ADAM,
+};
 
 /// Eager steps on the side stream before the capture (PyTorch's recipe uses 3).
 pub const WARMUP_STEPS: usize = 3;
@@ -119,7 +121,7 @@ impl GraphedTrainer {
         trainer.opt = Box::new(adam);
         // The batch shape of the recipe; a first batch of another shape
         // replaces it before the capture (`fit_shape`).
-        let shape = [64, crate::vocab::SEQ_LEN as i64];
+        let shape = [64, transformer_course::vocab::SEQ_LEN as i64];
         Ok(GraphedTrainer {
             trainer,
             precision,

@@ -12,7 +12,7 @@ use tch::nn::{self, OptimizerConfig};
 use tch::{Kind, Tensor};
 
 use crate::sys::{self, Lr};
-use crate::train::{Optimizer, ADAM};
+use transformer_course::train::{Optimizer, ADAM};
 
 /// Adam's hyperparameters; defined in `sys`, which passes them to the kernel.
 pub use crate::sys::AdamHyper;

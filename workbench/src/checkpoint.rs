@@ -16,8 +16,8 @@ use anyhow::{bail, ensure, Context, Result};
 use serde_json::{json, Value};
 use tch::{nn, Device, Kind, Tensor};
 
-use crate::config::{Init, TransformerConfig};
-use crate::transformer::Transformer;
+use transformer_course::config::{Init, TransformerConfig};
+use transformer_course::transformer::Transformer;
 
 /// Where `09_train_reverse` writes and chapters 10–11 read by default.
 pub const DEFAULT_CHECKPOINT: &str =

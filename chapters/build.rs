@@ -1,5 +1,6 @@
-//! The exercise tests link libtorch like the course's own binaries do: with an
-//! rpath, and with libtorch.so kept so that CUDA is found (see ../build.rs).
+//! Every program and test of this package loads libtorch on its own: an rpath to
+//! libtorch's folder, and libtorch.so kept so that CUDA is found (tch's build
+//! leaves both out; ../workbench/build.rs says more).
 fn main() {
     let lib = std::env::var("DEP_TCH_LIBTORCH_LIB")
         .expect("DEP_TCH_LIBTORCH_LIB is not set: did scripts/setup.sh run?");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, ensure, Context, Result};
 
-use crate::train::History;
+use transformer_course::train::History;
 
 /// The history file that goes with a checkpoint: `X.safetensors` →
 /// `X.history.tsv`.
@@ -97,7 +97,7 @@ fn parse_history(text: &str) -> Result<RunHistory> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::EpochReport;
+    use transformer_course::train::EpochReport;
 
     #[test]
     fn a_history_reads_back_what_was_written() {

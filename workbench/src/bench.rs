@@ -9,11 +9,11 @@ use std::time::Instant;
 use anyhow::Result;
 use tch::{Device, Tensor};
 
-use crate::config::TransformerConfig;
 use crate::engine::{self, Engine, EngineOptions};
 use crate::graph;
 use crate::optim;
-use crate::train::{Learner, Optimizer, TrainOptions, Trainer};
+use transformer_course::config::TransformerConfig;
+use transformer_course::train::{Learner, Optimizer, TrainOptions, Trainer};
 
 /// Phases of an eager step, in the order they end.
 pub const PHASES: [&str; 4] =

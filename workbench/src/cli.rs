@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 
 use anyhow::{bail, Result};
 use tch::Device;
+use transformer_course::config::Init;
 
 // ANCHOR: device
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,6 +29,26 @@ pub fn select_device(choice: DeviceChoice) -> Result<Device> {
     }
 }
 // ANCHOR_END: device
+
+/// `--init`: the names `Init::name` gives, listed in `--help` and in the error
+/// for a wrong one. The lesson's `Init` knows nothing of command lines.
+pub fn init_parser() -> impl clap::builder::TypedValueParser<Value = Init> {
+    use clap::builder::{
+        PossibleValue, PossibleValuesParser, TypedValueParser,
+    };
+    let choices = Init::ALL.map(|init| {
+        PossibleValue::new(init.name()).help(match init {
+            Init::Paper => "embedding N(0, 1/d_model), Linear Xavier-uniform",
+            Init::FrameworkDefault => {
+                "PyTorch's defaults for nn.Embedding and nn.Linear"
+            }
+            Init::TchDefault => "tch's own defaults",
+        })
+    });
+    PossibleValuesParser::new(choices).map(|name| {
+        Init::from_name(&name).expect("clap accepts only the listed names")
+    })
+}
 
 /// Runs a program's body and exits: 0 on success; on an error or a panic (which
 /// is how tch reports libtorch errors, out-of-memory included), one line on

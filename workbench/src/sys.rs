@@ -221,6 +221,9 @@ pub fn accelerator_reset_peak(device: usize) -> Result<bool> {
 /// The libtorch version this program was built against, e.g. "2.11.0+cu130".
 pub const LIBTORCH_VERSION: &str = env!("COURSE_LIBTORCH_VERSION");
 
+/// The folder of the libtorch this program was built against (its rpath).
+pub const LIBTORCH_LIB: &str = env!("COURSE_LIBTORCH_LIB");
+
 /// Adam's hyperparameters; the learning rate is set per step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdamHyper {
