@@ -337,18 +337,23 @@
 
   async function loadFile() {
     const f = file.files[0];
+    // Emptied at once, so that picking the same file again (retrained to the same
+    // path) is a change too: the browser fires none for an unchanged value, and
+    // the page would go on running the old weights under the name of the new.
+    file.value = "";
     if (!f) return;
     loadMessage.className = "";
     loadMessage.textContent = `Reading ${f.name} …`;
+    const when = new Date().toLocaleTimeString();
     try {
       const bytes = new Uint8Array(await f.arrayBuffer());
       const { model, config } = C.load_checkpoint(bytes, f.name);
-      setModel(model, ["your checkpoint ", el("code", {}, f.name), ` (${M.shape_summary(config)})`]);
+      setModel(model, ["your checkpoint ", el("code", {}, f.name), ` (${M.shape_summary(config)}), read at ${when}`]);
       loadMessage.className = "ex-loaded";
-      loadMessage.textContent = `Loaded ${f.name}: ${M.shape_summary(config)}.`;
+      loadMessage.textContent = `Loaded ${f.name} at ${when}: ${M.shape_summary(config)}.`;
     } catch (e) {
       loadMessage.className = "ex-error";
-      loadMessage.textContent = `Not loaded: ${e.message}. The page still runs the weights it had.`;
+      loadMessage.textContent = `Not loaded (${when}): ${e.message}. The page still runs the weights it had.`;
     }
   }
 
@@ -362,6 +367,10 @@
     ms.sort((a, b) => a - b);
     return ms[Math.floor(n / 2)];
   }
+
+  // The maps' labels take the theme's text colour: draw them again when the
+  // reader switches themes (the page itself is not reloaded).
+  new MutationObserver(() => draw()).observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
 
   window.explorer = { state, run, time };
   useShipped();
