@@ -145,19 +145,27 @@
   }
 
   // ---- config.rs -----------------------------------------------------------------
-  /** TransformerConfig::validate: a bad config fails with a sentence. */
+  /**
+   * TransformerConfig::validate, check for check and sentence for sentence (the
+   * page's loader shows them). Whole numbers or BigInts: the loader checks a
+   * file's config as Rust's i64 before anything is built.
+   */
   function validate(c) {
-    const whole = (v) => Number.isInteger(v) && v > 0;
+    const v = {};
     for (const k of ["src_vocab", "tgt_vocab", "d_model", "num_heads", "d_ff", "num_layers", "max_len"]) {
-      if (!whole(c[k])) throw new Error(`${k} must be a positive whole number, got ${c[k]}`);
+      if (typeof c[k] !== "bigint" && !Number.isInteger(c[k])) throw new Error(`${k} must be a whole number, got ${c[k]}`);
+      v[k] = BigInt(c[k]);
     }
-    if (c.src_vocab <= PAD_ID + 1 || c.tgt_vocab <= PAD_ID + 1) {
+    const [d, h] = [v.d_model, v.num_heads];
+    if (!(v.src_vocab > BigInt(PAD_ID + 1) && v.tgt_vocab > BigInt(PAD_ID + 1))) {
       throw new Error("vocabularies need at least PAD and one more token");
     }
-    if (c.d_model % 2 !== 0) throw new Error(`d_model must be even (sin/cos pairs), got ${c.d_model}`);
-    if (c.d_model % c.num_heads !== 0) {
-      throw new Error(`d_model (${c.d_model}) must be divisible by num_heads (${c.num_heads})`);
-    }
+    if (!(d > 0n && d % 2n === 0n)) throw new Error(`d_model must be positive and even (sin/cos pairs), got ${d}`);
+    if (!(h > 0n)) throw new Error(`num_heads must be positive, got ${h}`);
+    if (d % h !== 0n) throw new Error(`d_model (${d}) must be divisible by num_heads (${h})`);
+    if (!(v.d_ff > 0n)) throw new Error(`d_ff must be positive, got ${v.d_ff}`);
+    if (!(v.num_layers > 0n)) throw new Error(`num_layers must be at least 1, got ${v.num_layers}`);
+    if (!(v.max_len > 0n)) throw new Error(`max_len must be positive, got ${v.max_len}`);
   }
 
   /** "vocab 13/13, d_model 128, …": TransformerConfig::shape_summary. */
