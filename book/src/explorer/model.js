@@ -16,10 +16,12 @@
 // heads off, so it adds only W_o's bias to the residual stream.
 //
 // A classic script, not an ES module, so that the book works when its files are
-// opened directly (file://); under Node it is a CommonJS module.
+// opened directly (file://); under Node it is a CommonJS module. Its own source
+// (`source`) is what the page's worker runs: a worker cannot load a script file
+// from a book opened as files, but it can run text it is given.
 "use strict";
 
-(function (root) {
+(function explorer_model(root) {
   // ---- vocab.rs ----------------------------------------------------------------
   const PAD_ID = 0;
   const BOS_ID = 1;
@@ -507,9 +509,24 @@
    * the step's attention weights.
    */
   function greedy_decode(model, src, max_len = SEQ_LEN, off = null) {
+    const steps = greedy_steps(model, src, max_len, off);
+    for (;;) {
+      const { done, value } = steps.next();
+      if (done) return value;
+    }
+  }
+
+  /**
+   * greedy_decode one decoder step at a time: yields after the encoder and after
+   * each step, and returns what greedy_decode returns. The page runs it between
+   * the reader's keystrokes, so that a decode never holds up typing for longer
+   * than one step.
+   */
+  function* greedy_steps(model, src, max_len = SEQ_LEN, off = null) {
     const { memory, src_mask, weights: encoder_weights } = model.encode(src, off);
     const out = [BOS_ID];
     const steps = [];
+    yield steps.length;
     for (let s = 0; s < max_len - 1; s++) {
       const { logits, weights } = model.decode(out, memory, src_mask, off); // [t, V]
       const t = out.length;
@@ -518,6 +535,7 @@
       steps.push({ input: out.slice(), logits: last, next, weights });
       out.push(next);
       if (next === EOS_ID) break;
+      yield steps.length;
     }
     return { tokens: out, encoder_weights, steps };
   }
@@ -527,8 +545,9 @@
     digit_token, token_word, digits_of, source_tensor,
     validate, shape_summary, sinusoidal_position_encoding, erf, gelu,
     make_padding_mask, make_causal_mask, make_target_mask,
-    Transformer, parameter_shapes, all_on, softmax, argmax, greedy_decode,
+    Transformer, parameter_shapes, all_on, softmax, argmax, greedy_decode, greedy_steps,
   };
+  api.source = `"use strict";\n(${explorer_model})(self);`;
   if (typeof module === "object" && module.exports) module.exports = api;
   else root.explorerModel = api;
 })(typeof globalThis !== "undefined" ? globalThis : this);
