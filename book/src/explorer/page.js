@@ -508,14 +508,18 @@
     g.strokeStyle = "#999";
     g.strokeRect(left - 0.5, top - 0.5, cell * colLabels.length + 1, cell * rowLabels.length + 1);
     if (isOff) {
-      // The head still computes these weights; its output is what is dropped. The
-      // veil is dark enough for white text over any cell (contrast above 4.5:1).
-      g.fillStyle = "rgba(40, 40, 40, 0.7)";
+      // The head still computes these weights, so they stay visible under a grey
+      // veil; its output is what is dropped. The word sits on a dark patch of its
+      // own, readable over any cell.
+      g.fillStyle = "rgba(128, 128, 128, 0.55)";
       g.fillRect(left, top, cell * colLabels.length, cell * rowLabels.length);
+      const [cx, cy] = [left + (cell * colLabels.length) / 2, top + (cell * rowLabels.length) / 2];
+      g.fillStyle = "rgba(0, 0, 0, 0.8)";
+      g.fillRect(cx - 14, cy - 9, 28, 18);
       g.fillStyle = "#fff";
       g.font = "bold 13px sans-serif";
       g.textAlign = "center";
-      g.fillText("off", left + (cell * colLabels.length) / 2, top + (cell * rowLabels.length) / 2);
+      g.fillText("off", cx, cy);
     }
     if (cursor && cursor.i < rowLabels.length && cursor.j < colLabels.length) {
       // The cell read with the keyboard: a ring dark on light cells and light on dark.
