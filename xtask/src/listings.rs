@@ -213,13 +213,11 @@ pub fn unmatched_brace(code: &str) -> Option<(usize, String)> {
                 }
             }
             '{' => open.push(line),
-            '}' => {
-                if open.pop().is_none() {
-                    return Some((
-                        line,
-                        "a `}` that closes nothing the listing opened".into(),
-                    ));
-                }
+            '}' if open.pop().is_none() => {
+                return Some((
+                    line,
+                    "a `}` that closes nothing the listing opened".into(),
+                ));
             }
             _ => {}
         }
