@@ -316,10 +316,10 @@ fn two_rates_at_a_time(val: &Scored, test: &Scored) {
         (n - right, n)
     };
     let (v, t) = (misses(val, &|_| true), misses(test, &|_| true));
-    println!("two rates at a time (Fisher's exact test, two-sided):");
+    println!("\ntwo rates at a time (Fisher's exact test, two-sided):");
     println!(
-        "  test set against validation set: {} of {} against {} of {} \
-         missed, p = {:.3}",
+        "  test set against validation set: {} of {} missed against {} of \
+         {},\n    p = {:.3}",
         t.0,
         t.1,
         v.0,
