@@ -38,8 +38,8 @@ pub fn label_smoothed_loss(
 pub fn smoothed_loss_floor(eps: f64, v: i64) -> f64 {
     // ANCHOR: ex09_smoothing_floor
     // HINT: write the smoothed target out: how much does it put on the label,
-    // HINT: how much on each of the others? Its entropy −Σ p·ln p is the
-    // HINT: answer; a class with p = 0 contributes 0 (the limit of p·ln p).
+    // HINT: how much on each of the others? Its entropy −Σ q·ln q is the
+    // HINT: answer; a class with q = 0 contributes 0 (the limit of q·ln q).
     let plogp = |p: f64| if p > 0.0 { p * p.ln() } else { 0.0 };
     let (on, off) = (1.0 - eps + eps / v as f64, eps / v as f64);
     -(plogp(on) + (v - 1) as f64 * plogp(off))

@@ -5,6 +5,7 @@
 pub mod anchors;
 pub mod book;
 pub mod catalog;
+pub mod listings;
 pub mod mutants;
 pub mod progress;
 pub mod student;

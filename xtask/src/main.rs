@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use xtask::{book, catalog, mutants, progress, student, workspace_root};
+use xtask::{
+    book, catalog, listings, mutants, progress, student, workspace_root,
+};
 
 const HELP: &str = "\
 cargo xtask <command>
@@ -33,6 +35,14 @@ cargo xtask <command>
                          include, anchor, image, output header and SUMMARY entry,
                          anchors that no page includes, and markers that share a
                          line with code. Exits non-zero on any problem
+  check-listings [HTML_DIR]
+                         check the built book (default: book/build, written by
+                         `mdbook build book`): no listing with a common leading
+                         indentation, no Rust or C++ listing with an unmatched
+                         brace. Exits non-zero on any problem
+  mdbook-flush-left      the book's flush-left preprocessor (book/book.toml runs
+                         it): reads mdBook's [context, book] on stdin, writes the
+                         book with each code block's common indentation removed
   check-student-log LOG  read LOG, the output of `cargo test --no-fail-fast` in a
                          student edition (scripts/check-student-edition.sh), and
                          check the edition's promise: every exercise test fails at
@@ -56,6 +66,15 @@ fn main() -> ExitCode {
         ["check-book", dir] => {
             Ok(book::check_book_command(&absolute(PathBuf::from(dir))))
         }
+        ["check-listings"] => {
+            Ok(check_listings(&workspace_root().join("book/build")))
+        }
+        ["check-listings", dir] => {
+            Ok(check_listings(&absolute(PathBuf::from(dir))))
+        }
+        // mdBook asks first whether a renderer is supported; every one is.
+        ["mdbook-flush-left", "supports", _] => Ok(true),
+        ["mdbook-flush-left"] => flush_left_preprocessor().map(|()| true),
         ["check-student-log", log] => check_student_log(&PathBuf::from(log)),
         ["blank", dir] => student::blank_dir(&PathBuf::from(dir)).map(|n| {
             println!("blanked {n} exercise regions under {dir}");
@@ -124,6 +143,43 @@ fn student_edition(dest: PathBuf) -> Result<()> {
 /// `dir` against the folder the command was started in.
 fn absolute(dir: PathBuf) -> PathBuf {
     std::path::absolute(&dir).unwrap_or(dir)
+}
+
+fn check_listings(html_dir: &std::path::Path) -> bool {
+    if !html_dir.join("index.html").is_file() {
+        eprintln!(
+            "check-listings: no built book in {} (run `mdbook build book` first)",
+            html_dir.display()
+        );
+        return false;
+    }
+    let problems = listings::check_html(html_dir);
+    if problems.is_empty() {
+        println!(
+            "check-listings: every listing in {} is flush left, its braces matched",
+            html_dir.display()
+        );
+        true
+    } else {
+        eprint!(
+            "check-listings: {} problem(s) in {}:\n{}",
+            problems.len(),
+            html_dir.display(),
+            book::report(&problems)
+        );
+        false
+    }
+}
+
+fn flush_left_preprocessor() -> Result<()> {
+    use std::io::{Read, Write};
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read mdBook's input")?;
+    let book = listings::preprocess(&input)?;
+    std::io::stdout().write_all(book.as_bytes())?;
+    Ok(())
 }
 
 fn check_student_log(log: &std::path::Path) -> Result<bool> {
