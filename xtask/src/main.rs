@@ -24,9 +24,13 @@ cargo xtask <command>
                          name contains it. DIR (default target/mutants) holds the
                          copy and its one build directory; the first run compiles
                          the dependencies there (minutes), later runs reuse them
-  student-edition DEST   copy the workspace to DEST (new or empty, outside this
+  student-edition [--no-answers] DEST
+                         copy the workspace to DEST (new or empty, outside this
                          clone) with every exercise solution replaced by its hints
-                         and a todo!()
+                         and a todo!(). The reference solutions stay for the answer
+                         key in exercises/solutions/; with --no-answers (an edition
+                         for a class) there are none anywhere in DEST, and the
+                         answer key is a note
   blank DIR              blank every exercise region of the .rs files under DIR,
                          in place
   check-book [BOOK_DIR]  check the book (default: book/) against the code: every
@@ -48,7 +52,12 @@ fn main() -> ExitCode {
         ["progress", "--all"] => progress::progress(&workspace_root(), true),
         ["mutants", rest @ ..] => run_mutants(rest),
         ["student-edition", dest] => {
-            student_edition(PathBuf::from(dest)).map(|()| true)
+            student_edition(PathBuf::from(dest), student::Edition::SelfStudy)
+                .map(|()| true)
+        }
+        ["student-edition", "--no-answers", dest] => {
+            student_edition(PathBuf::from(dest), student::Edition::AnswerFree)
+                .map(|()| true)
         }
         ["check-book"] => {
             Ok(book::check_book_command(&workspace_root().join("book")))
@@ -108,13 +117,17 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
     mutants::mutants(&root, &opts)
 }
 
-fn student_edition(dest: PathBuf) -> Result<()> {
+fn student_edition(dest: PathBuf, edition: student::Edition) -> Result<()> {
     let root = workspace_root();
-    let n = student::make_edition(&root, &dest)?;
+    let n = student::make_edition_as(&root, &dest, edition)?;
     let exercises = catalog::catalog(&root)?.len();
     let shown = dest.display();
+    let kind = match edition {
+        student::Edition::SelfStudy => "student edition",
+        student::Edition::AnswerFree => "answer-free student edition",
+    };
     println!(
-        "student edition in {shown}: {exercises} exercises ({n} solution regions) \
+        "{kind} in {shown}: {exercises} exercises ({n} solution regions) \
          replaced by todo!()"
     );
     println!("next: cd {shown} && cargo xtask progress");
