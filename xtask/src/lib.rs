@@ -5,7 +5,9 @@
 pub mod anchors;
 pub mod book;
 pub mod catalog;
+pub mod grade;
 pub mod mutants;
+pub mod plan;
 pub mod progress;
 pub mod student;
 

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use xtask::{book, catalog, mutants, progress, student, workspace_root};
+use xtask::{
+    book, catalog, grade, mutants, plan, progress, student, workspace_root,
+};
 
 const HELP: &str = "\
 cargo xtask <command>
@@ -24,6 +26,31 @@ cargo xtask <command>
                          name contains it. DIR (default target/mutants) holds the
                          copy and its one build directory; the first run compiles
                          the dependencies there (minutes), later runs reuse them
+  grade [OPTIONS] SUBMISSION...
+                         mark students' work: each SUBMISSION is a student-edition
+                         folder, or a folder of them. Takes only the code between
+                         each exercise's ANCHOR markers, puts it into a copy of this
+                         workspace with the pristine tests (and reports test files
+                         the student changed), builds (an exercise that does not
+                         compile scores 0 and gets the reference solution so that the
+                         rest builds), runs each exercise's tests on their own under
+                         a time and memory limit, and writes OUT/<student>.txt and
+                         OUT/grades.csv. Weights: ★ 1, ★★ 2, ★★★ 3, all or nothing.
+                         IT RUNS THE STUDENTS' CODE AS YOU: IT IS NOT A SANDBOX. Run
+                         it in a throwaway container or VM without network (e.g.
+                         docker run --network none) when that matters.
+                           --out DIR         default: grades
+                           --timeout SECS    per exercise, default 300
+                           --memory MB       per exercise, default 4096
+                           --only ID         only exercises whose id contains ID
+                                             (repeatable)
+                           --target-dir DIR  default target/mutants (shared with
+                                             the mutants: one build)
+  plan                   planning figures for a teacher: per chapter the words and
+                         lines the book shows and the minutes to read them, per
+                         exercise the lines of its reference answer and the minutes
+                         to do it, by the rule of thumb printed above them (the
+                         book's page for instructors includes this table)
   student-edition [--no-answers] DEST
                          copy the workspace to DEST (new or empty, outside this
                          clone) with every exercise solution replaced by its hints
@@ -51,6 +78,11 @@ fn main() -> ExitCode {
         ["progress"] => progress::progress(&workspace_root(), false),
         ["progress", "--all"] => progress::progress(&workspace_root(), true),
         ["mutants", rest @ ..] => run_mutants(rest),
+        ["grade", rest @ ..] => run_grade(rest),
+        ["plan"] => plan::plan(&workspace_root()).map(|text| {
+            print!("{text}");
+            true
+        }),
         ["student-edition", dest] => {
             student_edition(PathBuf::from(dest), student::Edition::SelfStudy)
                 .map(|()| true)
@@ -115,6 +147,50 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
         }
     }
     mutants::mutants(&root, &opts)
+}
+
+fn run_grade(args: &[&str]) -> Result<bool> {
+    let root = workspace_root();
+    let mut opts = grade::Options {
+        out: PathBuf::from("grades"),
+        target_dir: root.join("target/mutants"),
+        timeout: Duration::from_secs(300),
+        memory_mb: 4096,
+        only: vec![],
+    };
+    let mut paths = vec![];
+    let mut rest = args.iter();
+    while let Some(&a) = rest.next() {
+        let mut value = || {
+            rest.next()
+                .map(|v| v.to_string())
+                .with_context(|| format!("{a} needs a value"))
+        };
+        match a {
+            "--out" => opts.out = PathBuf::from(value()?),
+            "--target-dir" => opts.target_dir = PathBuf::from(value()?),
+            "--timeout" => {
+                opts.timeout = Duration::from_secs(
+                    value()?.parse().context("--timeout takes seconds")?,
+                )
+            }
+            "--memory" => {
+                opts.memory_mb =
+                    value()?.parse().context("--memory takes MB")?
+            }
+            "--only" => opts.only.push(value()?),
+            p if !p.starts_with('-') => paths.push(absolute(PathBuf::from(p))),
+            other => bail!(
+                "grade: unexpected argument '{other}' (see cargo xtask help)"
+            ),
+        }
+    }
+    if paths.is_empty() {
+        bail!(
+            "grade: name at least one submission folder (see cargo xtask help)"
+        );
+    }
+    grade::grade(&root, &paths, &opts).map(|_| true)
 }
 
 fn student_edition(dest: PathBuf, edition: student::Edition) -> Result<()> {
