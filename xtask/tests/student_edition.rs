@@ -718,3 +718,43 @@ fn the_default_edition_differs_from_the_answer_free_one_only_by_the_answers() {
     let _ = fs::remove_dir_all(&full);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The stars of an exercise are the same in its source (the catalog, which the
+/// progress table and the grader's weights read) and in its heading on the book's
+/// exercise page, `### ★★ Title — `exNN_id``.
+#[test]
+fn every_exercise_page_shows_the_catalogs_stars() {
+    let catalog =
+        xtask::catalog::catalog(&root()).unwrap_or_else(|e| panic!("{e:#}"));
+    let pages = root().join("book/src/exercises");
+    let mut problems = vec![];
+    for e in &catalog {
+        let text = fs::read_dir(&pages)
+            .unwrap()
+            .flatten()
+            .map(|p| p.path())
+            .find(|p| {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                name.starts_with(&format!("{}_", e.chapter()))
+            })
+            .and_then(|p| fs::read_to_string(p).ok())
+            .unwrap_or_default();
+        let heading = text.lines().find(|l| {
+            l.starts_with("### ") && l.ends_with(&format!("`{}`", e.id))
+        });
+        match heading {
+            None => problems
+                .push(format!("no heading `### … — `{}`` on its page", e.id)),
+            Some(h) => {
+                let stars = h[4..].chars().take_while(|&c| c == '★').count();
+                if stars != e.stars {
+                    problems.push(format!(
+                        "{}: {} stars in the source, {stars} on the page",
+                        e.id, e.stars
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
