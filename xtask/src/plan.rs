@@ -153,11 +153,11 @@ pub fn plan(root: &Path) -> Result<String> {
     let mut out = format!(
         "Reading: {WORDS_PER_MINUTE} words of prose and {LINES_PER_MINUTE} lines of code or \
          output a minute.\nAn exercise: {} / {} / {} minutes for ★ / ★★ / ★★★, plus \
-         {MINUTES_PER_LINE} a line of its\nreference answer. Rounded up to 5 minutes. \
+         {MINUTES_PER_LINE} for each line\nof its reference answer. Rounded up to 5 minutes. \
          Estimates, not measurements.\n\n",
         BASE_MINUTES[0], BASE_MINUTES[1], BASE_MINUTES[2]
     );
-    out += "ch  page                   words  lines  read  exercises  ★ ★★ ★★★  work\n";
+    out += "ch  page                   words  lines  read  exercises  1/2/3 stars  work\n";
     let mut rows = vec![];
     let (mut read_total, mut work_total) = (0, 0);
     let mut chapters: Vec<String> =
@@ -183,17 +183,15 @@ pub fn plan(root: &Path) -> Result<String> {
         work_total += work;
         let name = page.file_name().and_then(|n| n.to_str()).unwrap_or("");
         out += &format!(
-            "{nn}  {name:<21} {:>6} {:>6} {read:>5} {:>10}  {} {:>2} {:>3} {work:>5}\n",
+            "{nn}  {name:<21} {:>6} {:>6} {read:>5} {:>10}  {:<11} {work:>5}\n",
             size.words,
             size.lines,
             mine.len(),
-            stars[0],
-            stars[1],
-            stars[2],
+            format!("{}/{}/{}", stars[0], stars[1], stars[2]),
         );
     }
     out += &format!(
-        "all chapters {:>33} {:>10} {:>16}\n\n",
+        "all chapters {:>33} {:>10} {:>18}\n\n",
         read_total,
         exercises.len(),
         work_total
