@@ -498,6 +498,18 @@ pub fn grade(
         .cloned()
         .collect();
     ensure!(!chosen.is_empty(), "no exercise matches {:?}", opts.only);
+    // The reference solutions stand in for what does not compile: a student
+    // edition has none to offer.
+    for file in exercise_files(root)? {
+        let text = fs::read_to_string(&file)?;
+        if regions_by_name(&text).values().any(|body| is_blank(body)) {
+            bail!(
+                "{} holds blank exercises: run the grader from the repository with the \
+                 answers, not from a student edition",
+                file.display()
+            );
+        }
+    }
     eprintln!(
         "grading {} submission(s) on {} exercise(s). This runs the students' code: it \
          is not a sandbox (see cargo xtask help).",
