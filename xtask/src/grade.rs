@@ -466,15 +466,22 @@ fn outside_lines(text: &str) -> Vec<String> {
 
 /// The exercise region whose markers enclose 1-based line `line` of `text`.
 pub fn region_at(text: &str, line: usize) -> Option<String> {
-    let mut open: Option<&str> = None;
+    // Only exercise markers: the book's own anchors may sit around or inside them.
+    let marker = |t: &str, tag: &str| {
+        t.strip_prefix(tag)
+            .map(str::trim)
+            .filter(|n| anchors::is_exercise_id(n))
+            .map(str::to_string)
+    };
+    let mut open: Option<String> = None;
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
-        if let Some(name) = t.strip_prefix("// ANCHOR: ") {
-            open = Some(name.trim());
-        } else if t.starts_with("// ANCHOR_END: ") {
+        if let Some(name) = marker(t, "// ANCHOR: ") {
+            open = Some(name);
+        } else if marker(t, "// ANCHOR_END: ").is_some() {
             open = None;
         } else if i + 1 == line {
-            return open.map(str::to_string);
+            return open;
         }
     }
     None
@@ -895,9 +902,14 @@ mod tests {
 
     #[test]
     fn errors_are_blamed_on_the_region_around_them() {
-        let text = "fn f() {\n    // ANCHOR: ex01_a\n    let x = y;\n    // ANCHOR_END: ex01_a\n    z\n}\n";
+        let text = "fn f() {\n    // ANCHOR: ex01_a\n    let x = y;\n    // ANCHOR: part\n    w\n    // ANCHOR_END: part\n    // ANCHOR_END: ex01_a\n    z\n}\n";
         assert_eq!(region_at(text, 3).as_deref(), Some("ex01_a"));
-        assert_eq!(region_at(text, 5), None);
+        assert_eq!(
+            region_at(text, 5).as_deref(),
+            Some("ex01_a"),
+            "a book anchor inside a region is still the region"
+        );
+        assert_eq!(region_at(text, 8), None);
         assert_eq!(region_at(text, 2), None, "a marker line is no region's");
     }
 
