@@ -69,6 +69,8 @@ exercise_masks                             scripts/exercise-experiments.sh  --ru
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
 exercise_norms                             scripts/exercise-experiments.sh  --run norms
+# Counted from the book and the exercises, no program run: the page for instructors.
+course_plan                                scripts/course-plan.sh
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
 # there is none, e.g. on a GPU machine without this set-up. The seed spread trains five
 # models (about 15 minutes on two CPU cores).

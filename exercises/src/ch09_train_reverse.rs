@@ -4,7 +4,7 @@ use tch::{Kind, Tensor};
 
 use transformer_course::vocab::PAD_ID;
 
-/// ★★ ex09_label_smoothing — label smoothing written out. The target of a label
+/// ★ ex09_label_smoothing — label smoothing written out. The target of a label
 /// y over V classes becomes (1 − ε)·onehot(y) + ε/V (every class, y included,
 /// gets ε/V), and the loss is the cross-entropy against that distribution.
 /// logits: [N, V] (any float kind), labels: [N]. Returns the mean over the
@@ -31,7 +31,7 @@ pub fn label_smoothed_loss(
     // ANCHOR_END: ex09_label_smoothing
 }
 
-/// ★★ ex09_smoothing_floor — with ε > 0 the loss can never reach 0: its minimum
+/// ★ ex09_smoothing_floor — with ε > 0 the loss can never reach 0: its minimum
 /// over all logits is the entropy of the smoothed target itself, reached when
 /// the softmax equals that target. Return that floor (in nats) for smoothing
 /// `eps` and `v` classes.

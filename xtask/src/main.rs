@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use xtask::{
-    book, catalog, listings, mutants, progress, student, workspace_root,
+    book, catalog, grade, listings, mutants, plan, progress, student,
+    workspace_root,
 };
 
 const HELP: &str = "\
@@ -26,9 +27,38 @@ cargo xtask <command>
                          name contains it. DIR (default target/mutants) holds the
                          copy and its one build directory; the first run compiles
                          the dependencies there (minutes), later runs reuse them
-  student-edition DEST   copy the workspace to DEST (new or empty, outside this
+  grade [OPTIONS] SUBMISSION...
+                         mark students' work: each SUBMISSION is a student-edition
+                         folder, or a folder of them. Takes only the code between
+                         each exercise's ANCHOR markers, puts it into a copy of this
+                         workspace with the pristine tests (and reports test files
+                         the student changed), builds (an exercise that does not
+                         compile scores 0 and gets the reference solution so that the
+                         rest builds), runs each exercise's tests on their own under
+                         a time and memory limit, and writes OUT/<student>.txt and
+                         OUT/grades.csv. Weights: ★ 1, ★★ 2, ★★★ 3, all or nothing.
+                         IT RUNS THE STUDENTS' CODE AS YOU: IT IS NOT A SANDBOX. Run
+                         it in a throwaway container or VM without network (e.g.
+                         docker run --network none) when that matters.
+                           --out DIR         default: grades
+                           --timeout SECS    per exercise, default 300
+                           --memory MB       per exercise, default 4096
+                           --only ID         only exercises whose id contains ID
+                                             (repeatable)
+                           --target-dir DIR  default target/mutants (shared with
+                                             the mutants: one build)
+  plan                   planning figures for a teacher: per chapter the words and
+                         lines the book shows and the minutes to read them, per
+                         exercise the lines of its reference answer and the minutes
+                         to do it, by the rule of thumb printed above them (the
+                         book's page for instructors includes this table)
+  student-edition [--no-answers] DEST
+                         copy the workspace to DEST (new or empty, outside this
                          clone) with every exercise solution replaced by its hints
-                         and a todo!()
+                         and a todo!(). The reference solutions stay for the answer
+                         key in exercises/solutions/; with --no-answers (an edition
+                         for a class) there are none anywhere in DEST, and the
+                         answer key is a note
   blank DIR              blank every exercise region of the .rs files under DIR,
                          in place
   check-book [BOOK_DIR]  check the book (default: book/) against the code: every
@@ -57,8 +87,18 @@ fn main() -> ExitCode {
         ["progress"] => progress::progress(&workspace_root(), false),
         ["progress", "--all"] => progress::progress(&workspace_root(), true),
         ["mutants", rest @ ..] => run_mutants(rest),
+        ["grade", rest @ ..] => run_grade(rest),
+        ["plan"] => plan::plan(&workspace_root()).map(|text| {
+            print!("{text}");
+            true
+        }),
         ["student-edition", dest] => {
-            student_edition(PathBuf::from(dest)).map(|()| true)
+            student_edition(PathBuf::from(dest), student::Edition::SelfStudy)
+                .map(|()| true)
+        }
+        ["student-edition", "--no-answers", dest] => {
+            student_edition(PathBuf::from(dest), student::Edition::AnswerFree)
+                .map(|()| true)
         }
         ["check-book"] => {
             Ok(book::check_book_command(&workspace_root().join("book")))
@@ -127,13 +167,61 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
     mutants::mutants(&root, &opts)
 }
 
-fn student_edition(dest: PathBuf) -> Result<()> {
+fn run_grade(args: &[&str]) -> Result<bool> {
     let root = workspace_root();
-    let n = student::make_edition(&root, &dest)?;
+    let mut opts = grade::Options {
+        out: PathBuf::from("grades"),
+        target_dir: root.join("target/mutants"),
+        timeout: Duration::from_secs(300),
+        memory_mb: 4096,
+        only: vec![],
+    };
+    let mut paths = vec![];
+    let mut rest = args.iter();
+    while let Some(&a) = rest.next() {
+        let mut value = || {
+            rest.next()
+                .map(|v| v.to_string())
+                .with_context(|| format!("{a} needs a value"))
+        };
+        match a {
+            "--out" => opts.out = PathBuf::from(value()?),
+            "--target-dir" => opts.target_dir = PathBuf::from(value()?),
+            "--timeout" => {
+                opts.timeout = Duration::from_secs(
+                    value()?.parse().context("--timeout takes seconds")?,
+                )
+            }
+            "--memory" => {
+                opts.memory_mb =
+                    value()?.parse().context("--memory takes MB")?
+            }
+            "--only" => opts.only.push(value()?),
+            p if !p.starts_with('-') => paths.push(absolute(PathBuf::from(p))),
+            other => bail!(
+                "grade: unexpected argument '{other}' (see cargo xtask help)"
+            ),
+        }
+    }
+    if paths.is_empty() {
+        bail!(
+            "grade: name at least one submission folder (see cargo xtask help)"
+        );
+    }
+    grade::grade(&root, &paths, &opts).map(|_| true)
+}
+
+fn student_edition(dest: PathBuf, edition: student::Edition) -> Result<()> {
+    let root = workspace_root();
+    let n = student::make_edition_as(&root, &dest, edition)?;
     let exercises = catalog::catalog(&root)?.len();
     let shown = dest.display();
+    let kind = match edition {
+        student::Edition::SelfStudy => "student edition",
+        student::Edition::AnswerFree => "answer-free student edition",
+    };
     println!(
-        "student edition in {shown}: {exercises} exercises ({n} solution regions) \
+        "{kind} in {shown}: {exercises} exercises ({n} solution regions) \
          replaced by todo!()"
     );
     println!("next: cd {shown} && cargo xtask progress");
