@@ -5,7 +5,7 @@ use tch::{Kind, Tensor};
 
 use transformer_course::attention::{self, MultiHeadAttention};
 
-/// ★ ex12_max_len — `sdpa::score_matrix_bytes` the other way round: the longest
+/// ★★ ex12_max_len — `sdpa::score_matrix_bytes` the other way round: the longest
 /// sequence L for which `copies` score matrices [B, h, L, L] of `kind` fit in
 /// `budget` bytes (the hand-written path holds at least two at once: the scores
 /// and the softmax output). 0 if not even L = 1 fits.
