@@ -4,9 +4,6 @@ use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
 use transformer_course::config::TransformerConfig;
-use workbench::plot::{
-    heatmaps, rate_chart, save, Figure, Format, Panel, RateChart, RatePoint,
-};
 use transformer_course::sdpa::{
     log_log_slope, manual_causal_forward, score_matrix_bytes, sdpa_forward,
     to_sdpa_mask, Measurement, SweepRow,
@@ -17,7 +14,9 @@ use transformer_course::transformer::{
 use transformer_course::viz::{
     attention_maps, expected_column, mean_over_heads, row_maxima,
 };
-use workbench::plot::{heatmaps, save, Figure, Format, Panel};
+use workbench::plot::{
+    heatmaps, rate_chart, save, Figure, Format, Panel, RateChart, RatePoint,
+};
 
 mod common;
 use common::global_rng;
