@@ -485,10 +485,11 @@ fn the_answer_key_shows_real_solutions_in_either_edition() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// A fresh, empty folder for an edition, under cargo's scratch directory.
+/// A fresh folder outside the repository (an edition refuses a destination inside
+/// it, and cargo's target folder usually is inside).
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir()
+        .join(format!("course-edition-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     dir
 }
