@@ -309,3 +309,38 @@ fn exercise_line() -> Option<String> {
     }
     None
 }
+
+/// The code of exercise region `id` in `source` (the text of the exercise's file, from
+/// `include_str!`): the lines between `// ANCHOR: id` and `// ANCHOR_END: id`, with
+/// comments cut off, so that a hint that names a call does not count as using it.
+pub fn region_code(source: &str, id: &str) -> String {
+    let start = format!("// ANCHOR: {id}");
+    let end = format!("// ANCHOR_END: {id}");
+    let mut lines = source.lines().skip_while(|l| l.trim() != start);
+    assert!(
+        lines.next().is_some(),
+        "test bug: no region {id} in the exercise's file (its markers moved?)"
+    );
+    lines
+        .take_while(|l| l.trim() != end)
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Fails when the solution of exercise `id` (in `source`, its file's text) calls one of
+/// `calls`: (what it may not write, what to write instead). An exercise that asks for a
+/// thing by hand is not done by calling the course's version of it, even though the
+/// numbers come out right; every other test of the exercise would pass.
+#[track_caller]
+pub fn assert_written_by_hand(source: &str, id: &str, calls: &[(&str, &str)]) {
+    let code = region_code(source, id);
+    for (call, instead) in calls {
+        assert!(
+            !code.contains(call),
+            "{id} calls `{call}`: that is the course's own version of what this exercise \
+             asks you to write. The numbers come out right, but the exercise is not done: \
+             {instead}"
+        );
+    }
+}
