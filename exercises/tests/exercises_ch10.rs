@@ -346,6 +346,60 @@ fn ex10_beam_search_finds_the_best_short_answer(
     assert_close_f64(score, best.1, 1e-6, "the best sequence's score");
 }
 
+/// The best of all answers [BOS, EOS] and [BOS, a, b] (a ≠ EOS) by `rank`, which gets
+/// the answer and its log-probability; with that log-probability.
+fn best_short_answer(
+    m: &Transformer,
+    src: &Tensor,
+    rank: impl Fn(&[i64], f64) -> f64,
+) -> (Vec<i64>, f64) {
+    let first = next_log_probs(m, src, &[BOS_ID]);
+    let mut all = vec![(vec![BOS_ID, EOS_ID], first[EOS_ID as usize])];
+    for a in (0..VOCAB).filter(|&a| a != EOS_ID) {
+        let second = next_log_probs(m, src, &[BOS_ID, a]);
+        for b in 0..VOCAB {
+            all.push((
+                vec![BOS_ID, a, b],
+                first[a as usize] + second[b as usize],
+            ));
+        }
+    }
+    all.into_iter()
+        .max_by(|x, y| rank(&x.0, x.1).total_cmp(&rank(&y.0, y.1)))
+        .expect("candidates")
+}
+
+#[test]
+fn ex10_beam_search_ranks_by_the_whole_log_probability() {
+    // An EOS made more or less likely at the start: for some of these biases the most
+    // likely answer is not the one with the best log-probability per token, so a beam
+    // ranked by the average (length-normalised) returns a different answer.
+    let src = one_source(1);
+    let mut separating = 0;
+    for bias in [-2.0, 0.0, 1.0, 2.0, 3.0, 4.0] {
+        let (_vs, m) = eval_model(5, 1);
+        tch::no_grad(|| {
+            let _ = m.out_proj.bs.as_ref().unwrap().get(EOS_ID).fill_(bias);
+        });
+        let best = best_short_answer(&m, &src, |_, s| s);
+        let per_token =
+            best_short_answer(&m, &src, |t, s| s / (t.len() - 1) as f64);
+        separating += usize::from(best.0 != per_token.0);
+        let (tokens, score) = beam_search(&m, &src, VOCAB as usize, 3);
+        assert_eq!(
+            tokens, best.0,
+            "EOS bias {bias}: returned {tokens:?} (log-probability {score}), but {:?} is more \
+             likely ({}). Rank the beams by their whole log-probability, the sum, not per \
+             token: the exercise asks for the most likely sequence",
+            best.0, best.1
+        );
+    }
+    assert!(
+        separating > 0,
+        "test bug: on none of the biases does ranking per token change the answer"
+    );
+}
+
 #[test]
 fn ex10_beam_search_keeps_finished_beams() {
     // A model that says EOS first: [BOS, EOS] is the best beam after one step, and no
