@@ -217,6 +217,42 @@ fn ex10_kv_cache_step_reads_the_cache_and_computes_one_position(
     );
 }
 
+#[test]
+fn ex10_kv_cache_step_embeds_only_the_newest_token() {
+    // The earlier tokens in the cache get ids no embedding has (PAD stays PAD, so the
+    // padding mask is the same). A step that embeds only the newest token, as the
+    // exercise asks, never looks them up; one that embeds the whole prefix again and
+    // keeps its last row gets the same numbers, but here the lookup fails.
+    let (_vs, m) = eval_model(7, 1);
+    let src = make_dataset(2, 3).src;
+    let tokens = common::ids(&[&[BOS_ID, 5, 9, 4], &[BOS_ID, 8, 6, 11]]);
+    let mut cache = step_through(&m, &src, &tokens);
+    let newest = common::ids(&[&[7], &[3]]);
+    let want = tch::no_grad(|| {
+        let (memory, src_mask) = m.encode(&src, false);
+        let all = Tensor::cat(&[&tokens, &newest], 1);
+        m.decode(&all, &memory, &src_mask, false).select(1, -1)
+    });
+    cache.tokens = cache.tokens.masked_fill(&cache.tokens.ne(PAD_ID), 1000);
+    let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tch::no_grad(|| decode_step(&m, &mut cache, &newest))
+    }));
+    let got = step.unwrap_or_else(|_| {
+        panic!(
+            "the step failed on earlier tokens whose ids no embedding has (they were set to \
+             1000 in cache.tokens; PAD stayed PAD): it embedded the whole prefix again. Only \
+             the newest token is embedded, at position t; cache.tokens serves for the \
+             padding mask alone"
+        )
+    });
+    assert_close(
+        &got,
+        &want,
+        1e-4,
+        &format!("the step after the earlier ids changed (PAD kept): {EVAL}"),
+    );
+}
+
 #[rstest]
 fn ex10_kv_cache_gives_exactly_the_greedy_tokens(
     #[values(0, 1, 2, 3)] seed: i64,
