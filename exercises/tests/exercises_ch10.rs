@@ -35,6 +35,45 @@ fn one_source(i: i64) -> Tensor {
     make_dataset(8, 7).src.narrow(0, i, 1).copy()
 }
 
+#[test]
+fn ex10_sequence_log_prob_takes_one_pass() {
+    // One teacher-forced pass scores every position at once; a pass per prefix gives
+    // the same sum with n times the work. The passes cannot be counted from outside
+    // the library, so the code is read: no model call inside a loop.
+    let code = common::region_code(
+        include_str!("../src/ch10_greedy_decode.rs"),
+        "ex10_sequence_log_prob",
+    );
+    let calls = ["forward(", "decode(", "decode_with_weights(", "encode("];
+    if let Some(call) = common::call_inside_loop(&code, &calls) {
+        panic!(
+            "ex10_sequence_log_prob calls `{call}..)` inside a loop: one model pass per prefix. \
+             The decoder's causal mask makes position i see only tokens ≤ i, so one \
+             teacher-forced pass over [BOS, t₁, …, tₙ₋₁] gives every log p(tᵢ | t<ᵢ) at once"
+        );
+    }
+}
+
+#[test]
+fn ex10_sequence_log_prob_loop_check_reads_loops_only() {
+    // The check above must not fail a single pass that has loops before or after it.
+    let one_pass = "let ids: Vec<i64> = tokens.iter().map(|&t| t).collect();\n\
+                    let logits = model.forward(src, &tgt_in, false);\n\
+                    for i in 0..n { total += logp.double_value(&[0, i]); }";
+    assert_eq!(common::call_inside_loop(one_pass, &["forward("]), None);
+    let per_prefix =
+        "for i in 1..n {\n let l = model.decode(&p, &m, &s, false);\n }";
+    assert_eq!(
+        common::call_inside_loop(per_prefix, &["forward(", "decode("]),
+        Some("decode(")
+    );
+    let mapped = "(1..n).map(|i| model.forward(src, &p[..i], false)).sum()";
+    assert_eq!(
+        common::call_inside_loop(mapped, &["forward("]),
+        Some("forward(")
+    );
+}
+
 #[rstest]
 fn ex10_sequence_log_prob_of_one_token_is_a_distribution(
     #[values(0, 1)] seed: i64,

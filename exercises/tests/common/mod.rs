@@ -344,3 +344,52 @@ pub fn assert_written_by_hand(source: &str, id: &str, calls: &[(&str, &str)]) {
         );
     }
 }
+
+/// The first of `calls` that sits inside a loop of `code` (from `region_code`): in the
+/// braces of a `for`, `while` or `loop`, or in the parentheses of an iterator adapter
+/// (`map`, `for_each`, `fold`, …). A call before or after a loop does not count.
+pub fn call_inside_loop<'a>(code: &str, calls: &[&'a str]) -> Option<&'a str> {
+    let bytes = code.as_bytes();
+    // The span from an opening bracket at `open` to its partner.
+    let span = |open: usize, o: u8, c: u8| -> Option<(usize, usize)> {
+        let mut depth = 0;
+        for (j, &b) in bytes.iter().enumerate().skip(open) {
+            if b == o {
+                depth += 1;
+            } else if b == c {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((open, j));
+                }
+            }
+        }
+        None
+    };
+    let mut loops = Vec::new();
+    for kw in ["for ", "while ", "loop "] {
+        for (i, _) in code.match_indices(kw) {
+            let word_start = i == 0
+                || !(bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'_');
+            if let (true, Some(open)) = (word_start, code[i..].find('{')) {
+                loops.extend(span(i + open, b'{', b'}'));
+            }
+        }
+    }
+    for adapter in [
+        ".map(",
+        ".for_each(",
+        ".fold(",
+        ".flat_map(",
+        ".filter_map(",
+        ".scan(",
+    ] {
+        for (i, _) in code.match_indices(adapter) {
+            loops.extend(span(i + adapter.len() - 1, b'(', b')'));
+        }
+    }
+    calls.iter().copied().find(|call| {
+        code.match_indices(call)
+            .any(|(j, _)| loops.iter().any(|&(a, b)| a < j && j < b))
+    })
+}
