@@ -240,8 +240,9 @@ fn ex02_head_ablation_contributions_add_up() {
 
 #[test]
 fn ex02_by_hand_survives_fp16() {
-    // fp16 holds nothing beyond ±65504: a fill of −1e9 becomes −inf there, and a row
-    // whose keys are all masked becomes NaN. dtype_min(Half) is −65504.
+    // fp16 holds nothing beyond ±65504: libtorch refuses a fill of −1e9 there, and a
+    // fill of −inf turns a row whose keys are all masked into NaN. dtype_min(Half) is
+    // −65504.
     let (q, k, v) = seeded(21, || {
         let opts = (Kind::Float, Device::Cpu);
         (
@@ -255,15 +256,23 @@ fn ex02_by_hand_survives_fp16() {
     ])
     .view([1, 1, 3, 3]);
     let half = |t: &Tensor| t.to_kind(Kind::Half);
-    let (got, weights) =
-        scaled_dot_product(&half(&q), &half(&k), &half(&v), Some(&mask));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        scaled_dot_product(&half(&q), &half(&k), &half(&v), Some(&mask))
+    }));
+    let (got, weights) = run.unwrap_or_else(|_| {
+        panic!(
+            "on fp16 inputs the call failed (libtorch's reason is printed above): a fill \
+             value such as −1e9 does not fit in fp16, whose largest magnitude is 65504. Fill \
+             with dtype_min(scores.kind())"
+        )
+    });
     assert_eq!(got.kind(), Kind::Half, "fp16 in, fp16 out");
     let nan = (got.isnan().any().int64_value(&[]) != 0)
         || (weights.isnan().any().int64_value(&[]) != 0);
     assert!(
         !nan,
         "NaN in an fp16 output where row 1 has every key masked: the fill value overflowed \
-         fp16 (−1e9 or −inf is −inf there). Fill with dtype_min(scores.kind())"
+         fp16 (−inf there, or a value past its range). Fill with dtype_min(scores.kind())"
     );
     let (want, _) =
         attention::scaled_dot_product(&q, &k, &v, Some(&mask), 0.0, false);
