@@ -359,20 +359,9 @@ fn verdict_of(
         .collect();
     failed.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(first) = failed.first() {
-        let message = run
-            .panics
-            .get(&first.name)
-            .map(String::as_str)
-            .unwrap_or("");
-        let reason = message
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("(no message)")
-            .trim()
-            .to_string();
         return Verdict::Failed {
             test: first.name.clone(),
-            reason,
+            reason: run.reason(&first.name),
             passed: mine.len() - failed.len(),
             total: mine.len(),
         };
