@@ -63,12 +63,17 @@ export_explorer                            export_explorer     --checkpoint chec
 12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
 # Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
 figures                                    figures             --out-dir book/src/figures
+# Not a chapter: the study of the page "What each piece buys" (scripts/ablation.rs):
+# 15 variants x 3 seeds of the chapter 09 recipe, two runs at a time (under an hour on
+# two CPU cores).
+ablation                                   ablation            --out-dir book/src/figures
 # The exercise experiments of the answer key, from the exercise solutions (also run by
-# scripts/exercise-experiments.sh; about 10 minutes in all on two CPU cores).
+# scripts/exercise-experiments.sh; about 20 minutes in all on two CPU cores).
 exercise_masks                             scripts/exercise-experiments.sh  --run masks
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
 exercise_norms                             scripts/exercise-experiments.sh  --run norms
+exercise_post_norm                         scripts/exercise-experiments.sh  --run post-norm
 # Counted from the book and the exercises, no program run: the page for instructors.
 course_plan                                scripts/course-plan.sh
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
