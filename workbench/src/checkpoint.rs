@@ -485,7 +485,8 @@ fn check_memory(
     ensure!(
         crate::limits::fits(need, headroom),
         "{} would take about {} of memory to load ({}), more than 90 % of \
-         the {} this process can have (free memory, or what ulimit -v leaves)",
+         the {} available to this process (free memory, or what ulimit -v \
+         leaves)",
         path.display(),
         text(need),
         c.shape_summary(),
