@@ -113,8 +113,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     // Everything that could stop the run at its end is checked before it starts.
     let history_file = history_path(&args.out);
     let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
-    let inputs: Vec<(&str, &Path)> =
-        args.compare.iter().map(|p| ("--compare", p.as_path())).collect();
+    let inputs: Vec<(&str, &Path)> = args
+        .compare
+        .iter()
+        .map(|p| ("--compare", p.as_path()))
+        .collect();
     check_outputs_and_inputs(&output_names(&args, &history_file), &inputs)?;
     let config = TransformerConfig {
         init: args.init,
@@ -264,8 +267,9 @@ fn reserve_outputs(
         exact_match: (0..opts.epochs).map(wander).collect(),
         step_losses: (0..steps).map(wander).collect(),
     };
-    let runs: Vec<RunHistory> =
-        std::iter::once(this).chain(others.iter().cloned()).collect();
+    let runs: Vec<RunHistory> = std::iter::once(this)
+        .chain(others.iter().cloned())
+        .collect();
     let drawn = |path: &Path, which: usize| -> anyhow::Result<u64> {
         let format = Format::of(path)?;
         let chart = match which {
@@ -283,7 +287,9 @@ fn reserve_outputs(
     };
     let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
     let mut reserved_plots = [None, None, None];
-    for (which, (path, slot)) in plots.iter().zip(&mut reserved_plots).enumerate() {
+    for (which, (path, slot)) in
+        plots.iter().zip(&mut reserved_plots).enumerate()
+    {
         if let Some(path) = path {
             *slot = Some(reserve(path, drawn(path, which)?)?);
         }

@@ -432,9 +432,8 @@ fn swapped_offsets_of_two_tensors_of_one_shape_are_refused() {
     let (vs, m) = model_with(tiny_config(), 0);
     let good = checkpoint_bytes(&vs, &m.config).unwrap();
     let (mut header, data) = split(&good);
-    let offsets = |h: &serde_json::Value, name: &str| {
-        h[name]["data_offsets"].clone()
-    };
+    let offsets =
+        |h: &serde_json::Value, name: &str| h[name]["data_offsets"].clone();
     let (q, k) = (
         "encoder.layers.0.mha.W_q.weight",
         "encoder.layers.0.mha.W_k.weight",
@@ -463,7 +462,12 @@ fn every_one_byte_change_to_the_header_is_refused() {
     let mut loaded = Vec::new();
     for i in 0..header_end {
         let space = if good[i] == b' ' { b'\t' } else { b' ' };
-        let case = good[i] ^ if good[i].is_ascii_alphabetic() { 0x20 } else { 1 };
+        let case = good[i]
+            ^ if good[i].is_ascii_alphabetic() {
+                0x20
+            } else {
+                1
+            };
         for b in [good[i] ^ 0x01, space, case] {
             let mut bytes = good.clone();
             bytes[i] = b;
@@ -522,9 +526,14 @@ fn a_sparse_multi_gigabyte_checkpoint_is_refused_at_once() {
     assert!(end > 4 << 30, "{end} bytes");
     let t = std::time::Instant::now();
     let err = load_err(&path);
-    assert!(t.elapsed() < std::time::Duration::from_secs(1), "{:?}", t.elapsed());
     assert!(
-        err.contains("parameter count is") && err.contains("cannot be a checkpoint"),
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(
+        err.contains("parameter count is")
+            && err.contains("cannot be a checkpoint"),
         "{err}"
     );
     assert!(!err.contains('\n'), "{err}");

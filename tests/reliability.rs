@@ -465,14 +465,21 @@ const QUICK: [&str; 4] = ["--epochs", "1", "--train-samples", "64"];
 fn a_log_on_a_full_disk_does_not_lose_the_run() {
     let dir = temp_dir("log-full");
     let out = dir.join("m.safetensors");
-    let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let mut cmd = command(TRAIN, &["--out", path_str(&out)]);
     cmd.args(QUICK).stdout(full);
     let r = finish(&mut cmd);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let notes: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(notes.len(), 1, "{}", r.stderr);
-    assert!(notes[0].contains("log could not be written"), "{}", r.stderr);
+    assert!(
+        notes[0].contains("log could not be written"),
+        "{}",
+        r.stderr
+    );
     load_checkpoint(&out, Device::Cpu).expect("the model was saved");
 }
 
@@ -481,7 +488,10 @@ fn a_log_on_a_full_disk_does_not_lose_the_run() {
 #[test]
 fn an_output_ending_in_a_slash_is_refused_before_training() {
     let dir = temp_dir("slash");
-    for out in [format!("{}/ck/", dir.display()), format!("{}/ck/.", dir.display())] {
+    for out in [
+        format!("{}/ck/", dir.display()),
+        format!("{}/ck/.", dir.display()),
+    ] {
         let mut cmd = command(TRAIN, &["--out", &out]);
         cmd.args(QUICK);
         let r = finish(&mut cmd);
@@ -633,11 +643,18 @@ fn a_checkpoint_larger_than_ulimit_v_allows_is_refused_in_one_line() {
         num_layers: 1,
         ..TransformerConfig::reverse_task()
     };
-    let tiny = TransformerConfig { d_model: 8, num_heads: 2, d_ff: 8, num_layers: 1, ..cfg };
+    let tiny = TransformerConfig {
+        d_model: 8,
+        num_heads: 2,
+        d_ff: 8,
+        num_layers: 1,
+        ..cfg
+    };
     let (vs, _) = common::model_with(tiny, 0);
     let small = checkpoint_bytes(&vs, &tiny).unwrap();
     let n = u64::from_le_bytes(small[..8].try_into().unwrap()) as usize;
-    let header: serde_json::Value = serde_json::from_slice(&small[8..8 + n]).unwrap();
+    let header: serde_json::Value =
+        serde_json::from_slice(&small[8..8 + n]).unwrap();
     let mut meta = header["__metadata__"].clone();
     for (k, v) in [("d_model", 4096), ("num_heads", 8), ("d_ff", 2048)] {
         meta[k] = serde_json::Value::String(v.to_string());
@@ -663,8 +680,10 @@ fn a_checkpoint_larger_than_ulimit_v_allows_is_refused_in_one_line() {
     let file = std::fs::File::options().write(true).open(&path).unwrap();
     file.set_len(bytes.len() as u64 + end as u64).unwrap();
     // libtorch's libraries take about 2.7 GiB of address space.
-    let script = "ulimit -v 3670016 && exec \"$0\" --checkpoint \"$1\" 7 3 0 9 5";
-    let r = finish(&mut command("sh", &["-c", script, DECODE, path_str(&path)]));
+    let script =
+        "ulimit -v 3670016 && exec \"$0\" --checkpoint \"$1\" 7 3 0 9 5";
+    let r =
+        finish(&mut command("sh", &["-c", script, DECODE, path_str(&path)]));
     assert_eq!(r.signal, None, "killed by a signal: {}", r.stderr);
     assert_refused(&r, "ulimit -v");
     assert!(r.stderr.contains("would take about"), "{}", r.stderr);
@@ -677,11 +696,16 @@ fn the_sdpa_bench_respects_ulimit_v() {
     let dir = temp_dir("sdpa-ulimit");
     let plot = dir.join("sweep.svg");
     // --quick at L=8192: about 5 GiB for the score matrices.
-    let script = "ulimit -v 6291456 && exec \"$0\" --quick --len 8192 --plot \"$1\"";
+    let script =
+        "ulimit -v 6291456 && exec \"$0\" --quick --len 8192 --plot \"$1\"";
     let r = finish(&mut command("sh", &["-c", script, SDPA, path_str(&plot)]));
     assert_refused(&r, "ulimit -v");
     assert!(r.stderr.contains("L=8192 (--len)"), "{}", r.stderr);
-    assert!(r.took < Duration::from_secs(30), "refused only after {:?}", r.took);
+    assert!(
+        r.took < Duration::from_secs(30),
+        "refused only after {:?}",
+        r.took
+    );
 }
 
 /// The sweep's first length is checked as the main one is: a batch and a
@@ -693,11 +717,25 @@ fn the_sdpa_bench_checks_the_sweeps_first_length() {
     let r = finish(&mut command(
         SDPA,
         &[
-            "--len", "2", "--batch", "1024", "--d-model", "512", "--heads",
-            "256", "--sweep-max", "128", "--plot", path_str(&plot),
+            "--len",
+            "2",
+            "--batch",
+            "1024",
+            "--d-model",
+            "512",
+            "--heads",
+            "256",
+            "--sweep-max",
+            "128",
+            "--plot",
+            path_str(&plot),
         ],
     ));
     assert_refused(&r, "the sweep's first length");
-    assert!(r.took < Duration::from_secs(30), "refused only after {:?}", r.took);
+    assert!(
+        r.took < Duration::from_secs(30),
+        "refused only after {:?}",
+        r.took
+    );
     assert!(!plot.exists());
 }

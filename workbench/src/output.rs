@@ -137,7 +137,9 @@ fn identity(path: &Path) -> Identity {
         return Identity::File(m.dev(), m.ino());
     }
     match (fs::metadata(folder_of(path)), path.file_name()) {
-        (Ok(m), Some(name)) => Identity::InFolder(m.dev(), m.ino(), name.into()),
+        (Ok(m), Some(name)) => {
+            Identity::InFolder(m.dev(), m.ino(), name.into())
+        }
         _ => Identity::Unknown,
     }
 }
