@@ -391,12 +391,41 @@ impl Batch {
     /// none (those already renamed are put back).
     pub fn commit(mut self) -> Result<()> {
         let staged = std::mem::take(&mut self.staged);
+        // Two runs committing to the same outputs take turns, so that the
+        // files each installs are all its own, never one run's checkpoint
+        // beside another's history. (A kill between renames is not covered.)
+        let _locks = lock_folders(&staged);
         let result = install_all(&staged);
         for s in &staged {
             let _ = fs::remove_file(&s.tmp);
         }
         result
     }
+}
+
+/// An exclusive flock on every folder the batch writes into, taken in one
+/// order (device, inode) so that two batches cannot wait on each other; each is
+/// released when its File closes. A folder that cannot be locked is not: the
+/// lock only orders writers, it guards nothing the renames need.
+fn lock_folders(staged: &[Staged]) -> Vec<File> {
+    use std::os::fd::AsRawFd;
+    let mut folders: Vec<(u64, u64, File)> = staged
+        .iter()
+        .filter_map(|s| File::open(folder_of(&s.target)).ok())
+        .filter_map(|f| {
+            let m = f.metadata().ok()?;
+            Some((m.dev(), m.ino(), f))
+        })
+        .collect();
+    folders.sort_by_key(|f| (f.0, f.1));
+    folders.dedup_by_key(|f| (f.0, f.1));
+    for (_, _, f) in &folders {
+        // SAFETY: flock acts on the descriptor `f` owns and reads no memory.
+        unsafe {
+            libc::flock(f.as_raw_fd(), libc::LOCK_EX);
+        }
+    }
+    folders.into_iter().map(|f| f.2).collect()
 }
 
 /// The renames of `commit`, with their undo.
