@@ -19,7 +19,11 @@
     const theme = lastThemeWasLight ? 'default' : 'dark';
     mermaid.initialize({ startOnLoad: true, theme });
 
-    // Simplest way to make mermaid re-render the diagrams in the new theme is via refreshing the page
+    // Simplest way to make mermaid re-render the diagrams in the new theme is via refreshing the page.
+    // Only a page that has diagrams reloads: a reload loses whatever the reader did on the page
+    // (the attention explorer's input, loaded checkpoint and switched-off heads), and a page
+    // without diagrams has nothing for mermaid to redraw.
+    if (!document.querySelector('pre.mermaid, .mermaid')) return;
 
     for (const darkTheme of darkThemes) {
         document.getElementById('mdbook-theme-' + darkTheme).addEventListener('click', () => {

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use transformer_course::config::Init;
 use transformer_course::data::{digit_rows, parse_digits, ReverseDataset};
-use transformer_course::generate::{correct_rows, exact_match, reverse_digits};
+use transformer_course::generate::{
+    correct_rows, exact_match, reverse_digits, sign_test_p_value,
+};
 use transformer_course::train::{
     reverse_data, test_data, TrainOptions, TEST_SAMPLES,
 };
@@ -271,6 +273,51 @@ fn draw_every_head(
 /// One head: its kind, layer and index.
 type Head = (AttentionKind, usize, i64);
 
+// ANCHOR: costliest_head
+/// The head whose removal cost the most, tested the paired way: the same
+/// samples decoded with every head on and with that head off, counting the
+/// sequences that flip each way. It is one head of 24 picked after looking,
+/// so its p is also shown multiplied by 24 (Bonferroni, as in chapter 10).
+fn costliest_head(
+    model: &Transformer,
+    val: &ReverseDataset,
+    table: &[Vec<Vec<f64>>],
+    batch: i64,
+) {
+    let mut cells = Vec::new();
+    for (k, layers) in table.iter().enumerate() {
+        for (l, heads) in layers.iter().enumerate() {
+            for (h, &rate) in heads.iter().enumerate() {
+                cells.push((rate, AttentionKind::ALL[k], l, h));
+            }
+        }
+    }
+    let m = cells.len();
+    let (_, kind, l, h) = cells
+        .into_iter()
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("the model has heads");
+    let rows = || correct_rows(model, &val.src, &val.tgt, batch);
+    let on = rows();
+    let off = with_head_off(attention_module(model, kind, l), h as i64, rows);
+    let flips = |from: bool| {
+        on.iter()
+            .zip(&off)
+            .filter(|&(&a, &b)| a == from && b != from)
+            .count()
+    };
+    let (lost, gained) = (flips(true), flips(false));
+    let p = sign_test_p_value(lost, gained);
+    println!(
+        "the costliest head, {}, layer {l}, head {h}, on and off the same \
+         samples:\n  right only with it on {lost}, only with it off {gained}: \
+         sign test p = {p:.3};\n  one head of {m}, so p × {m} = {:.3}",
+        kind.name(),
+        (p * m as f64).min(1.0)
+    );
+}
+// ANCHOR_END: costliest_head
+
 /// Prints a [kind][layer][head] table, one line per kind and layer.
 fn print_per_head<T>(table: &[Vec<Vec<T>>], cell: impl Fn(&T) -> String) {
     let heads = table[0][0].len();
@@ -313,6 +360,7 @@ fn which_heads_matter(
         val.len()
     );
     print_per_head(&table, |v| format!("{v:.3}"));
+    costliest_head(model, &val, &table, opts.eval_batch);
     // Drawn as the change in correct sequences, on a scale centred on "no
     // change": on a 0-to-1 scale every cell would be the same dark blue.
     let n = val.len() as f64;

@@ -3,14 +3,19 @@
 # book, opens the page in headless Chromium from the built files (file://) and from
 # `mdbook serve`, and goes through it as a reader would (scripts/explorer-browser-test.mjs
 # lists the checks): 7 3 0 9 5 must come out as 5 9 0 3 7 with the anti-diagonal,
-# switching cross-attention off must break it, a checkpoint must load and a damaged
-# one be refused with a message. Prints how long a full greedy decode with all maps
-# takes in the page, and writes the explorer page's screenshots,
-# book/src/figures/explorer_*.png.
+# switching cross-attention off must break it, a checkpoint must load, the same
+# file picked again after it changed must be read again, damaged and crafted files
+# must be refused with load_checkpoint's sentences, a theme switch must keep what
+# the reader did, every text must pass WCAG AA contrast in all five themes, every
+# control must be named and reachable with Tab, and the page must fit a phone.
+# Prints how long a full greedy decode with all maps takes in the page, and writes
+# the explorer page's screenshots, book/src/figures/explorer_*.png, and more to
+# look at (a dark theme, a phone's width, a map read with the keyboard).
 #
-# Usage: scripts/explorer-browser-test.sh [--no-build] [--shots DIR] [--checkpoint FILE]
+# Usage: scripts/explorer-browser-test.sh [--no-build] [--shots DIR] [--looks DIR] [--checkpoint FILE]
 #   --no-build         use the existing book/build
-#   --shots DIR        where the screenshots go (default book/src/figures)
+#   --shots DIR        where the book's screenshots go (default book/src/figures)
+#   --looks DIR        where the others go (default /tmp/explorer-looks)
 #   --checkpoint FILE  the checkpoint to load through the page's file picker
 #                      (default checkpoints/reverse_transformer.safetensors when it
 #                      exists, else the shipped weights written out as one)
@@ -23,13 +28,15 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 build=1
 shots=book/src/figures
+looks=/tmp/explorer-looks
 checkpoint=checkpoints/reverse_transformer.safetensors
 while [ $# -gt 0 ]; do
   case $1 in
     --no-build) build=0 ;;
     --shots) shots=$2; shift ;;
+    --looks) looks=$2; shift ;;
     --checkpoint) checkpoint=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "explorer-browser-test: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -84,13 +91,13 @@ serve_pid=$!
 pids+=("$serve_pid")
 wait_for "http://127.0.0.1:$serve_port/explorer.html"
 
-mkdir -p "$work/shots"
+mkdir -p "$work/shots" "$looks"
 status=0
 node scripts/explorer-browser-test.mjs \
   --driver "http://127.0.0.1:$driver_port" --chrome "$(command -v chromium)" \
   --url "file://$repo/book/build/explorer.html" \
   --url "http://127.0.0.1:$serve_port/explorer.html" \
-  --shots "$work/shots" --work "$work" --checkpoint "$checkpoint" || status=$?
+  --shots "$work/shots" --looks "$looks" --work "$work" --checkpoint "$checkpoint" || status=$?
 
 kill "$serve_pid" 2>/dev/null || true
 wait "$serve_pid" 2>/dev/null || true

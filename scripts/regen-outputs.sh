@@ -4,8 +4,11 @@
 #
 # Each file starts with two lines the book shows above the output:
 #   $ cargo run --release --bin 06_transformer            <- the command that made it
-#   # device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2025-01-31 UTC · scripts/regen-outputs.sh
-# then a blank line, then the output. Figures are written by the binaries themselves,
+#   # device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2025-01-31 UTC ·   <- where
+#   #   scripts/regen-outputs.sh
+# then a blank line, then the output. Each of the two wraps to the book's 85 columns
+# (wrap_header below): the command with shell continuations, so it can still be pasted,
+# the device line at its ' · ' separators onto '#   ' lines. Figures are written by the binaries themselves,
 # into book/src/figures/ (their default is the ignored out/ folder: a reader's run
 # never touches the book).
 #
@@ -66,6 +69,8 @@ exercise_masks                             scripts/exercise-experiments.sh  --ru
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
 exercise_norms                             scripts/exercise-experiments.sh  --run norms
+# Counted from the book and the exercises, no program run: the page for instructors.
+course_plan                                scripts/course-plan.sh
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
 # there is none, e.g. on a GPU machine without this set-up. The seed spread trains five
 # models (about 15 minutes on two CPU cores).
@@ -103,7 +108,7 @@ while [ $# -gt 0 ]; do
     --list) list=1 ;;
     --cpu) set_filter=cpu ;;
     --cuda) set_filter=cuda ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "regen-outputs: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -201,6 +206,50 @@ libtorch_version() {
 }
 today=$(date -u +%Y-%m-%d)
 
+# The header, wrapped to the width the book shows (MAX_WIDTH in xtask/src/book.rs, which
+# reads it back): $1 the command, $2 the device line. Lengths are counted in
+# characters under a UTF-8 locale, else in bytes, which only wraps earlier.
+header_width=85
+wrap_header() {
+  local LC_ALL=C.UTF-8 line="\$" word field rest words
+  read -ra words <<<"$1"
+  # An option and its value stay together on one line.
+  local units=() i=0
+  while [ "$i" -lt "${#words[@]}" ]; do
+    word=${words[$i]}
+    i=$((i + 1))
+    if [[ $word == -?* && $i -lt ${#words[@]} && ${words[$i]} != -* ]]; then
+      word="$word ${words[$i]}"
+      i=$((i + 1))
+    fi
+    units+=("$word")
+  done
+  for word in "${units[@]}"; do
+    # Room for the ' \' that continues the line.
+    if [ $(( ${#line} + 1 + ${#word} + 2 )) -gt "$header_width" ] && [ "$line" != "\$" ]; then
+      printf '%s \\\n' "$line"
+      line="   "
+    fi
+    line="$line $word"
+  done
+  printf '%s\n' "$line"
+  line=""
+  rest=$2
+  while [ -n "$rest" ]; do
+    field=${rest%% · *}
+    if [ "$field" = "$rest" ]; then rest=""; else rest=${rest#* · }; fi
+    if [ -z "$line" ]; then
+      line=$field
+    elif [ $(( ${#line} + 3 + ${#field} )) -le "$header_width" ]; then
+      line="$line · $field"
+    else
+      printf '%s\n' "$line"
+      line="#   · $field"
+    fi
+  done
+  printf '%s\n' "$line"
+}
+
 # --- Run -------------------------------------------------------------------------------
 mkdir -p "$out_dir" book/src/figures
 failed=()
@@ -238,8 +287,7 @@ for row in "${selected[@]}"; do
   # shellcheck disable=SC2086 # the arguments are words from the table
   ${hide[@]+"${hide[@]}"} "$exe" $args >"$tmp" 2>&1 || status=$?
   {
-    echo "\$ $cmd"
-    echo "# device: $device · $(libtorch_version "$lt_exe") · $today UTC · scripts/regen-outputs.sh"
+    wrap_header "$cmd" "# device: $device · $(libtorch_version "$lt_exe") · $today UTC · scripts/regen-outputs.sh"
     echo
     cat "$tmp"
     [ "$status" = 0 ] || echo "[exit status $status]"

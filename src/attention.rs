@@ -29,7 +29,8 @@ pub fn dtype_min(kind: Kind) -> f64 {
 // ANCHOR: scaled_dot_product
 /// softmax(Q Kᵀ / √d_k) V for every head at once. q: [B, h, Lq, d_k], k and v:
 /// [B, h, Lk, d_k], `mask` broadcasts to [B, h, Lq, Lk] with true = masked.
-/// Returns the output [B, h, Lq, d_k] and the weights [B, h, Lq, Lk].
+/// Returns the output [B, h, Lq, d_k], in V's type, and the weights
+/// [B, h, Lq, Lk], always fp32.
 pub fn scaled_dot_product(
     q: &Tensor,
     k: &Tensor,
@@ -43,9 +44,9 @@ pub fn scaled_dot_product(
     if let Some(mask) = mask {
         scores = scores.masked_fill(mask, dtype_min(scores.kind()));
     }
-    // No dtype passed: under autocast, softmax then runs in fp32.
-    let weights = scores.softmax(-1, None::<Kind>); // each row sums to 1
-    let out = weights.dropout(dropout, train).matmul(v); // [B, h, Lq, d_k]
+    // Softmax in fp32 even from 16-bit scores, then V's type for the product.
+    let weights = scores.softmax(-1, Kind::Float); // each row sums to 1
+    let out = weights.dropout(dropout, train).to_kind(v.kind()).matmul(v);
     (out, weights)
 }
 // ANCHOR_END: scaled_dot_product

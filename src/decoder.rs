@@ -29,7 +29,9 @@ pub struct DecoderLayerWeights {
     pub cross_attn: Tensor, // [B, h, Lt, Ls]
 }
 
+// ANCHOR: decoder_layer_impl
 impl DecoderLayer {
+    // ANCHOR_END: decoder_layer_impl
     pub fn new(p: nn::Path, cfg: &TransformerConfig) -> Result<Self> {
         Ok(DecoderLayer {
             ln1: layer_norm(&p / "ln1", cfg.d_model),
@@ -77,8 +79,10 @@ impl DecoderLayer {
             },
         )
     }
+    // ANCHOR_END: decoder_layer_forward
+    // ANCHOR: decoder_layer_impl_end
 }
-// ANCHOR_END: decoder_layer_forward
+// ANCHOR_END: decoder_layer_impl_end
 
 // ANCHOR: decoder
 #[derive(Debug)]
@@ -88,7 +92,9 @@ pub struct Decoder {
     pub ln_final: nn::LayerNorm,
 }
 
+// ANCHOR: decoder_impl
 impl Decoder {
+    // ANCHOR_END: decoder_impl
     pub fn new(p: nn::Path, cfg: &TransformerConfig) -> Result<Self> {
         let embed = TokenAndPosition::new(&p / "embed", cfg.tgt_vocab, cfg);
         let layers = (0..cfg.num_layers)
@@ -136,5 +142,7 @@ impl Decoder {
         }
         (x.apply(&self.ln_final), weights)
     }
+    // ANCHOR_END: decoder_forward
+    // ANCHOR: decoder_impl_end
 }
-// ANCHOR_END: decoder_forward
+// ANCHOR_END: decoder_impl_end

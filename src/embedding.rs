@@ -40,7 +40,9 @@ pub struct TokenAndPosition {
 // ANCHOR_END: token_and_position
 
 // ANCHOR: token_and_position_new
+// ANCHOR: token_and_position_impl
 impl TokenAndPosition {
+    // ANCHOR_END: token_and_position_impl
     pub fn new(p: nn::Path, vocab_size: i64, cfg: &TransformerConfig) -> Self {
         let d = cfg.d_model;
         let std = match cfg.init {
@@ -94,5 +96,7 @@ impl TokenAndPosition {
     pub fn position_table(&self) -> &Tensor {
         &self.pe
     }
+    // ANCHOR_END: token_and_position_forward
+    // ANCHOR: token_and_position_impl_end
 }
-// ANCHOR_END: token_and_position_forward
+// ANCHOR_END: token_and_position_impl_end

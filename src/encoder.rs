@@ -61,7 +61,9 @@ pub struct Encoder {
     pub ln_final: nn::LayerNorm,
 }
 
+// ANCHOR: encoder_impl
 impl Encoder {
+    // ANCHOR_END: encoder_impl
     pub fn new(p: nn::Path, cfg: &TransformerConfig) -> Result<Self> {
         let embed = TokenAndPosition::new(&p / "embed", cfg.src_vocab, cfg);
         // Each layer gets its own path, "layers.0", "layers.1", …: a layer whose
@@ -105,5 +107,7 @@ impl Encoder {
         }
         (x.apply(&self.ln_final), weights)
     }
+    // ANCHOR_END: encoder_forward
+    // ANCHOR: encoder_impl_end
 }
-// ANCHOR_END: encoder_forward
+// ANCHOR_END: encoder_impl_end

@@ -153,3 +153,61 @@ pub fn same_rate_p_value(
     (as_uneven + 1) as f64 / (draws + 1) as f64
 }
 // ANCHOR_END: same_rate
+
+// ANCHOR: two_rates
+/// Do two groups share one miss rate? Fisher's exact test, two-sided: `a` and
+/// `b` are (misses, rows). Given the rows of each group and the misses of both
+/// together, each way the misses could split between the groups has a known
+/// chance (the hypergeometric distribution: choose which rows of each group
+/// miss, out of all ways to choose the misses among all rows). p is the total
+/// chance of the splits no likelier than the real one. Exact: no large counts
+/// needed, no draws.
+pub fn two_rates_p_value(a: (usize, usize), b: (usize, usize)) -> f64 {
+    assert!(
+        a.0 <= a.1 && b.0 <= b.1,
+        "more misses than rows: {a:?} {b:?}"
+    );
+    let (misses, rows) = (a.0 + b.0, a.1 + b.1);
+    // ln k! for k = 0..=rows, so that large counts do not overflow.
+    let mut ln_fact = vec![0.0; rows + 1];
+    for k in 1..=rows {
+        ln_fact[k] = ln_fact[k - 1] + (k as f64).ln();
+    }
+    let ln_choose =
+        |n: usize, k: usize| ln_fact[n] - ln_fact[k] - ln_fact[n - k];
+    // The chance that group a holds k of the misses.
+    let chance = |k: usize| {
+        (ln_choose(a.1, k) + ln_choose(b.1, misses - k)
+            - ln_choose(rows, misses))
+        .exp()
+    };
+    let real = chance(a.0);
+    let splits = misses.saturating_sub(b.1)..=misses.min(a.1);
+    // A relative tolerance keeps a split exactly as likely as the real one,
+    // computed with other rounding, in the sum.
+    let p: f64 = splits
+        .map(chance)
+        .filter(|&c| c <= real * (1.0 + 1e-7))
+        .sum();
+    p.min(1.0)
+}
+// ANCHOR_END: two_rates
+
+/// Paired rates: the same rows scored twice, `lost` of them right only the first
+/// time and `gained` right only the second. If the change made no difference,
+/// each of these flips would go either way with chance 1/2; p is the two-sided
+/// chance of flips at least this lopsided (the exact sign test).
+pub fn sign_test_p_value(lost: usize, gained: usize) -> f64 {
+    let n = lost + gained;
+    let fewer = lost.min(gained);
+    // C(n, i) / 2^n, summed over i = 0..=fewer, in logs so that n may be large.
+    let mut ln_choose = 0.0;
+    let mut tail = 0.0;
+    for i in 0..=fewer {
+        if i > 0 {
+            ln_choose += ((n - i + 1) as f64 / i as f64).ln();
+        }
+        tail += (ln_choose - n as f64 * 2f64.ln()).exp();
+    }
+    (2.0 * tail).min(1.0)
+}

@@ -53,7 +53,9 @@ pub struct Transformer {
     pub config: TransformerConfig,
 }
 
+// ANCHOR: transformer_impl
 impl Transformer {
+    // ANCHOR_END: transformer_impl
     pub fn new(p: nn::Path, config: TransformerConfig) -> Result<Self> {
         config.validate()?;
         let c = &config;
@@ -98,8 +100,10 @@ impl Transformer {
         let (memory, src_mask) = self.encode(src, train);
         self.decode(tgt_in, &memory, &src_mask, train)
     }
+    // ANCHOR_END: transformer_run
+    // ANCHOR: transformer_impl_end
 }
-// ANCHOR_END: transformer_run
+// ANCHOR_END: transformer_impl_end
 
 impl Transformer {
     /// `decode` that also returns every decoder layer's attention weights, with

@@ -15,7 +15,7 @@ use crate::vocab::{
 };
 
 /// Every attention map of one forward pass for one input, each
-/// [layers][heads][rows][cols].
+/// `[layers][heads][rows][cols]`.
 #[derive(Debug, Clone)]
 pub struct AttentionMaps {
     pub source_labels: Vec<String>,

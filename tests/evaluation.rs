@@ -3,7 +3,9 @@
 use tch::{Device, Kind, Tensor};
 use transformer_course::attention::scaled_dot_product;
 use transformer_course::data::{digit_rows, digit_sequences, make_dataset};
-use transformer_course::generate::{same_rate_p_value, wilson_interval};
+use transformer_course::generate::{
+    same_rate_p_value, sign_test_p_value, two_rates_p_value, wilson_interval,
+};
 use transformer_course::train::{reverse_data, test_data, TrainOptions};
 use transformer_course::viz::{
     attention_module, content_matching, head_ablation, with_head_off,
@@ -39,6 +41,41 @@ fn the_permutation_test_gives_the_exact_chance_of_a_small_case() {
     let even = [(1, 100); 10];
     assert_eq!(same_rate_p_value(&even, 1_000, 0), 1.0);
     assert_eq!(same_rate_p_value(&[(0, 10), (0, 20)], 1_000, 0), 1.0);
+}
+
+#[test]
+fn fishers_exact_test_matches_hand_checked_cases() {
+    let close =
+        |p: f64, want: f64| assert!((p - want).abs() < 1e-6, "{p} vs {want}");
+    // Two misses among four rows, two rows per group: the splits (2, 0), (1, 1)
+    // and (0, 2) have chances 1/6, 4/6 and 1/6, so (2, 0) and (0, 2) make p = 1/3,
+    // the number the permutation test above approaches by drawing.
+    close(two_rates_p_value((2, 2), (0, 2)), 1.0 / 3.0);
+    // Fisher's own kind of table, worked in most textbooks (and Wikipedia's
+    // article): 1 of 10 against 11 of 14, p = 0.002759.
+    close(two_rates_p_value((1, 10), (11, 14)), 0.002_759_456);
+    // Chapter 10's example: 5 misses in 568 nine-digit rows against none in 606
+    // ten-digit rows; scipy.stats.fisher_exact([[5, 563], [0, 606]]) gives
+    // 0.0262687. Their 95 % intervals overlap all the same.
+    close(two_rates_p_value((5, 568), (0, 606)), 0.026_268_719);
+    // The groups' order does not matter; equal rates are no evidence at all.
+    close(two_rates_p_value((0, 606), (5, 568)), 0.026_268_719);
+    close(two_rates_p_value((2, 1000), (10, 5000)), 1.0);
+    close(two_rates_p_value((0, 10), (0, 20)), 1.0);
+}
+
+#[test]
+fn the_sign_test_counts_lopsided_flips_exactly() {
+    // 4 flips all one way: 2 · (1/2)^4, chapter 11's bound.
+    assert!((sign_test_p_value(4, 0) - 0.125).abs() < 1e-12);
+    assert!((sign_test_p_value(0, 4) - 0.125).abs() < 1e-12);
+    // 5 against 1: 2 · (1 + 6) / 64.
+    assert!((sign_test_p_value(5, 1) - 14.0 / 64.0).abs() < 1e-12);
+    // No flips, or balanced ones: nothing to see.
+    assert_eq!(sign_test_p_value(0, 0), 1.0);
+    assert_eq!(sign_test_p_value(3, 3), 1.0);
+    // 20 one way: 2^-19.
+    assert!((sign_test_p_value(0, 20) / 2f64.powi(-19) - 1.0).abs() < 1e-9);
 }
 
 #[test]

@@ -118,22 +118,44 @@ fn autocast_switch_restores_the_previous_state() {
     );
 }
 
-/// Softmax under autocast runs in fp32 only when no dtype is passed: the attention
-/// weights must come out fp32 under CUDA autocast (bf16), as PyTorch's do, and stay
-/// fp32 on the CPU, where autocast is off.
+/// The attention weights are fp32 under autocast on either device, as PyTorch's are
+/// under CUDA autocast. libtorch 2.11's CPU autocast, unlike CUDA's, leaves a softmax
+/// of bf16 scores in bf16, so `scaled_dot_product` asks for fp32 itself; this test
+/// switches the CPU's own autocast on (the CUDA switch does nothing to CPU kernels).
 #[test]
-fn attention_weights_stay_fp32_under_autocast() {
-    use workbench::sys::{autocast, set_cuda_autocast_bf16};
+fn attention_weights_are_fp32_under_cpu_autocast() {
+    use workbench::sys::{autocast_on, set_cpu_autocast_bf16};
     let (_vs, m) = mha(16, 2, Device::Cpu);
     let x = Tensor::rand([2, 5, 16], (Kind::Float, Device::Cpu));
-    let (_, w) = autocast(true, || m.forward(&x, &x, &x, None, false));
-    assert_eq!(w.kind(), Kind::Float, "CPU weights");
-    let Some(cuda) = common::cuda_or_skip("the autocast half of this test")
-    else {
+    let _switches = common::global_rng();
+    set_cpu_autocast_bf16().unwrap();
+    let (out, w) =
+        autocast_on(Device::Cpu, true, || m.forward(&x, &x, &x, None, false));
+    assert_eq!(
+        out.kind(),
+        Kind::BFloat16,
+        "CPU autocast did not act: the test proves nothing"
+    );
+    assert_eq!(
+        w.kind(),
+        Kind::Float,
+        "softmax ran in bf16 under CPU autocast"
+    );
+    let sums = w.sum_dim_intlist(-1, false, Kind::Float);
+    assert!(sums.allclose(&sums.ones_like(), 1e-6, 1e-6, false));
+}
+
+/// The same under CUDA autocast (bf16), where libtorch would run softmax in fp32
+/// even without being asked.
+#[test]
+fn attention_weights_are_fp32_under_cuda_autocast() {
+    use workbench::sys::{autocast, set_cuda_autocast_bf16};
+    let Some(cuda) = common::cuda_or_skip("CUDA autocast") else {
         return;
     };
     let (_vs, m) = mha(16, 2, cuda);
-    let x = x.to_device(cuda);
+    let x = Tensor::rand([2, 5, 16], (Kind::Float, cuda));
+    let _switches = common::global_rng();
     set_cuda_autocast_bf16(true).unwrap();
     let (out, w) = autocast(true, || m.forward(&x, &x, &x, None, false));
     assert_eq!(
@@ -144,6 +166,36 @@ fn attention_weights_stay_fp32_under_autocast() {
     assert_eq!(
         w.kind(),
         Kind::Float,
-        "softmax ran in bf16: a dtype was passed"
+        "softmax ran in bf16 under CUDA autocast"
     );
+}
+
+/// A model converted wholly to 16 bits, with no autocast: the softmax still runs in
+/// fp32, and the product with V gets V's type back (a mixed-type matmul is an error).
+#[test]
+fn a_16_bit_model_without_autocast_runs_with_fp32_weights() {
+    for kind in [Kind::BFloat16, Kind::Half] {
+        let (mut vs, m) = mha(16, 2, Device::Cpu);
+        vs.set_kind(kind);
+        let x =
+            Tensor::rand([2, 5, 16], (Kind::Float, Device::Cpu)).to_kind(kind);
+        let (out, w) = m.forward(&x, &x, &x, None, false);
+        assert_eq!(out.kind(), kind);
+        assert_eq!(w.kind(), Kind::Float);
+        // The same weights as an fp32 softmax of the same 16-bit scores.
+        let (out32, w32) = {
+            let (mut vs32, m32) = mha(16, 2, Device::Cpu);
+            vs32.copy(&vs).unwrap();
+            vs32.set_kind(Kind::Float);
+            m32.forward(
+                &x.to_kind(Kind::Float),
+                &x.to_kind(Kind::Float),
+                &x.to_kind(Kind::Float),
+                None,
+                false,
+            )
+        };
+        assert!(w.allclose(&w32, 0.0, 0.02, false), "{kind:?}");
+        assert!(out.to_kind(Kind::Float).allclose(&out32, 0.0, 0.05, false));
+    }
 }

@@ -1,5 +1,5 @@
-//! Chapters 11 and 12: the attention-map extraction, the heatmap writer, and the two
-//! attention paths agreeing.
+//! Chapters 10 to 12: chapter 10's rate chart, the attention-map extraction, the
+//! heatmap writer, and the two attention paths agreeing.
 use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
@@ -14,7 +14,9 @@ use transformer_course::transformer::{
 use transformer_course::viz::{
     attention_maps, expected_column, mean_over_heads, row_maxima,
 };
-use workbench::plot::{heatmaps, save, Figure, Format, Panel};
+use workbench::plot::{
+    heatmaps, rate_chart, save, Figure, Format, Panel, RateChart, RatePoint,
+};
 
 mod common;
 use common::global_rng;
@@ -310,4 +312,128 @@ fn sweep_bookkeeping() {
     assert_eq!(score_matrix_bytes(8, 8, 1024, Kind::BFloat16), 128 << 20);
     assert!((log_log_slope((128.0, 1.0), (256.0, 4.0)) - 2.0).abs() < 1e-12);
     assert!((log_log_slope((128.0, 3.0), (1024.0, 24.0)) - 1.0).abs() < 1e-12);
+}
+
+/// The numbers of `name="value"` attributes in an SVG element.
+fn svg_attr(element: &str, name: &str) -> Option<f64> {
+    let start = element.find(&format!(" {name}=\""))? + name.len() + 3;
+    let end = start + element[start..].find('"')?;
+    element[start..end].parse().ok()
+}
+
+/// Chapter 10's figure, with the rates of the book's run: the legend must not
+/// cover any interval bar (it once hid the lower end of the three-digit one).
+#[test]
+fn the_rate_charts_legend_covers_no_interval() {
+    use transformer_course::generate::wilson_interval;
+    let series = |counts: &[(usize, usize)]| -> Vec<RatePoint> {
+        counts
+            .iter()
+            .enumerate()
+            .map(|(i, &(k, n))| RatePoint {
+                x: (i + 3) as f64,
+                rate: k as f64 / n as f64,
+                interval: wilson_interval(k, n),
+                n,
+            })
+            .collect()
+    };
+    // Right answers and samples for 3 to 12 digits (book/src/outputs/10_greedy_decode.txt).
+    let test = [
+        (78, 78),
+        (476, 476),
+        (533, 533),
+        (542, 542),
+        (541, 541),
+        (550, 554),
+        (563, 568),
+        (606, 606),
+        (548, 548),
+        (553, 554),
+    ];
+    let val = [
+        (134, 134),
+        (101, 101),
+        (96, 96),
+        (100, 100),
+        (91, 91),
+        (103, 104),
+        (98, 99),
+        (100, 100),
+        (90, 90),
+        (85, 85),
+    ];
+    let chart = RateChart {
+        title: "t",
+        x_desc: "x",
+        y_desc: "y",
+        series: vec![
+            ("test".into(), series(&test)),
+            ("val".into(), series(&val)),
+        ],
+    };
+    let svg =
+        String::from_utf8(rate_chart(Format::Svg, &chart).unwrap()).unwrap();
+    let elements: Vec<&str> = svg.split('<').collect();
+    // The legend's box: the one translucent white rectangle.
+    let boxes: Vec<(f64, f64, f64, f64)> = elements
+        .iter()
+        .filter(|e| e.starts_with("rect") && e.contains("opacity=\"0.9\""))
+        .map(|e| {
+            let at = |n| svg_attr(e, n).expect("a rect's geometry");
+            (
+                at("x"),
+                at("y"),
+                at("x") + at("width"),
+                at("y") + at("height"),
+            )
+        })
+        .collect();
+    assert_eq!(boxes.len(), 1, "one legend box expected in:\n{svg}");
+    let (x0, y0, x1, y1) = boxes[0];
+    // The interval bars: the polylines drawn two pixels wide.
+    let bars: Vec<&str> = elements
+        .iter()
+        .copied()
+        .filter(|e| {
+            e.starts_with("polyline") && e.contains("stroke-width=\"2\"")
+        })
+        .collect();
+    assert_eq!(bars.len(), 20, "one bar per length and set");
+    for bar in bars {
+        let points = bar.split("points=\"").nth(1).unwrap().split('"').next();
+        let xy: Vec<(f64, f64)> = points
+            .unwrap()
+            .split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        let (x, top, bottom) =
+            (xy[0].0, xy[0].1.min(xy[1].1), xy[0].1.max(xy[1].1));
+        let hidden = x >= x0 && x <= x1 && bottom >= y0 && top <= y1;
+        assert!(!hidden, "the legend {:?} covers the bar {xy:?}", boxes[0]);
+    }
+    // Nor any dot (a circle of radius 4; the legend's own are inside its box).
+    let dots = elements.iter().filter(|e| e.starts_with("circle"));
+    let mut seen = 0;
+    for dot in dots {
+        let (cx, cy) =
+            (svg_attr(dot, "cx").unwrap(), svg_attr(dot, "cy").unwrap());
+        if cx >= x0 && cx <= x1 && cy >= y0 && cy <= y1 {
+            continue; // the legend's sample dot
+        }
+        seen += 1;
+        let near = cx + 4.0 >= x0
+            && cx - 4.0 <= x1
+            && cy + 4.0 >= y0
+            && cy - 4.0 <= y1;
+        assert!(
+            !near,
+            "the legend {:?} touches the dot at {cx}, {cy}",
+            boxes[0]
+        );
+    }
+    assert_eq!(seen, 20, "one dot per length and set");
 }

@@ -22,3 +22,6 @@
         }
     }
     Tensor::from_slice(&values).view([max_len, d_model])
+
+// MUTANT: library_table — returns the course's tensor version: right numbers, exercise not done
+    transformer_course::embedding::sinusoidal_position_encoding(max_len, d_model)

@@ -35,3 +35,15 @@
     }
     let weights = scores.softmax(-1, None::<Kind>);
     (weights.matmul(v), weights)
+
+// MUTANT: fill_minus_1e9 — masks with −1e9: fine in fp32, −inf in fp16
+    let d_k = *q.size().last().expect("q has dimensions");
+    let mut scores = q.matmul(&k.transpose(-2, -1)) / (d_k as f64).sqrt();
+    if let Some(m) = mask {
+        scores = scores.masked_fill(m, -1e9);
+    }
+    let weights = scores.softmax(-1, None::<Kind>);
+    (weights.matmul(v), weights)
+
+// MUTANT: library_call — calls the course's attention: right numbers, exercise not done
+    attention::scaled_dot_product(q, k, v, mask, 0.0, false)

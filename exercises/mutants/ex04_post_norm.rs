@@ -28,3 +28,10 @@
         let x = (x + a.dropout(p, train)).apply(&self.ln1);
         let f = self.ffn.forward(&x);
         (&x + f.dropout(p, train)).apply(&self.ln2)
+
+// MUTANT: ln_swapped — ln2 after the attention, ln1 after the FFN: equal only while both are fresh
+        let p = self.dropout;
+        let (a, _) = self.mha.forward(x, x, x, Some(pad_mask), train);
+        let x = (x + a.dropout(p, train)).apply(&self.ln2);
+        let f = self.ffn.forward(&x);
+        (&x + f.dropout(p, train)).apply(&self.ln1)

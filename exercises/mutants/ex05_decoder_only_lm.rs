@@ -24,3 +24,30 @@
             x = block.forward(&x, &mask, train).0;
         }
         x.apply(&self.out_proj)
+
+// MUTANT: positions_shuffled_in_training — trains on the position table in a random order, so the model learns which digits the prompt holds but cannot rely on where they stand: it answers with the right digits in the wrong order, while its loss falls
+        let mask = make_target_mask(ids);
+        let mut x = self.embed.forward(ids, train);
+        if train {
+            let d = self.embed.emb.ws.size()[1] as f64;
+            let tokens = ids.apply(&self.embed.emb) * d.sqrt();
+            let positions = &x - &tokens;
+            let order = Tensor::randperm(ids.size()[1], (tch::Kind::Int64, ids.device()));
+            x = tokens + positions.index_select(1, &order);
+        }
+        for block in &self.blocks {
+            x = block.forward(&x, &mask, train).0;
+        }
+        x.apply(&self.ln_final).apply(&self.out_proj)
+
+// MUTANT: future_visible_in_training — hides only PAD when training (the full mask at inference): each position can read the token it must predict, so the loss falls fast, yet the model never learns to reverse
+        let mask = if train {
+            transformer_course::transformer::make_padding_mask(ids)
+        } else {
+            make_target_mask(ids)
+        };
+        let mut x = self.embed.forward(ids, train);
+        for block in &self.blocks {
+            x = block.forward(&x, &mask, train).0;
+        }
+        x.apply(&self.ln_final).apply(&self.out_proj)

@@ -8,3 +8,11 @@
 
 // MUTANT: diagonal_2 — triu(2): each position sees one token of the future
     Tensor::ones([l, l], (Kind::Bool, device)).triu(2).view([1, 1, l, l])
+
+// MUTANT: always_cpu — builds the mask on the CPU whatever device was asked for
+    let _ = device;
+    let idx = Tensor::arange(l, (Kind::Int64, Device::Cpu));
+    idx.unsqueeze(0).gt_tensor(&idx.unsqueeze(1)).view([1, 1, l, l])
+
+// MUTANT: library_mask — calls the course's make_causal_mask: right numbers, exercise not done
+    transformer_course::transformer::make_causal_mask(l, device)

@@ -11,3 +11,12 @@
 // MUTANT: zero_one_float — a float 0/1 tensor instead of a bool mask
     let (b, l) = ids.size2().expect("ids is [B, L]");
     ids.eq(PAD_ID).to_kind(Kind::Float).view([b, 1, 1, l])
+
+// MUTANT: from_lengths — masks every position past the number of real tokens: right only while PAD sits at the end
+    let (b, l) = ids.size2().expect("ids is [B, L]");
+    let lengths = ids.ne(PAD_ID).sum_dim_intlist(1, true, Kind::Int64); // [B, 1]
+    let pos = Tensor::arange(l, (Kind::Int64, ids.device())).unsqueeze(0);
+    pos.ge_tensor(&lengths).view([b, 1, 1, l])
+
+// MUTANT: library_mask — calls the course's make_padding_mask: right numbers, exercise not done
+    transformer_course::transformer::make_padding_mask(ids)

@@ -31,3 +31,9 @@
     let encoder = c.src_vocab * d + c.num_layers * (mha + ffn + 2 * ln) + ln;
     let decoder = c.tgt_vocab * d + c.num_layers * (2 * mha + ffn + 3 * ln) + ln;
     encoder + decoder + linear(d, c.src_vocab)
+
+// MUTANT: built_and_counted — builds the model and counts its variables: right number, exercise not done
+    let vs = tch::nn::VarStore::new(Device::Cpu);
+    let _model = transformer_course::transformer::Transformer::new(vs.root(), *c)
+        .expect("a valid config");
+    transformer_course::layers::parameter_count(&vs)

@@ -13,3 +13,12 @@
     let pad = keys.eq(PAD_ID).to_kind(weights.kind()).unsqueeze(1).unsqueeze(-1);
     let per_row = (weights * pad).sum_dim_intlist(-1, false, weights.kind());
     per_row.max().double_value(&[])
+
+// MUTANT: sum_over_queries — sums each PAD key's weight over the queries: equal on uniform weights
+    let pad = keys
+        .eq(PAD_ID)
+        .to_kind(weights.kind())
+        .unsqueeze(1)
+        .unsqueeze(1);
+    let per_key = (weights * pad).sum_dim_intlist(-2, false, weights.kind());
+    per_key.max().double_value(&[])

@@ -126,3 +126,36 @@
         }
         beams.swap_remove(0)
     })
+
+// MUTANT: per_token — ranks the beams by their log-probability per token (length-normalised)
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let done =
+            |t: &Vec<i64>| t.last() == Some(&EOS_ID) || t.len() >= max_len;
+        let mut beams: Vec<(Vec<i64>, f64)> = vec![(vec![BOS_ID], 0.0)];
+        while !beams.iter().all(|(t, _)| done(t)) {
+            let mut candidates = Vec::new();
+            for (tokens, score) in beams {
+                if done(&tokens) {
+                    candidates.push((tokens, score));
+                    continue;
+                }
+                let tgt_in = Tensor::from_slice(&tokens)
+                    .unsqueeze(0)
+                    .to_device(src.device());
+                let logits = model.decode(&tgt_in, &memory, &src_mask, false);
+                let last = logits.get(0).get(-1).log_softmax(-1, Kind::Double);
+                let logp = Vec::<f64>::try_from(&last).expect("a 1-D tensor");
+                for (tok, lp) in logp.into_iter().enumerate() {
+                    let mut extended = tokens.clone();
+                    extended.push(tok as i64);
+                    candidates.push((extended, score + lp));
+                }
+            }
+            let per_token = |c: &(Vec<i64>, f64)| c.1 / (c.0.len() - 1) as f64;
+            candidates.sort_by(|a, b| per_token(b).total_cmp(&per_token(a)));
+            candidates.truncate(width);
+            beams = candidates;
+        }
+        beams.swap_remove(0)
+    })

@@ -36,3 +36,18 @@
         let logp = logits.log_softmax(-1, Kind::Double);
         logp.gather(2, &labels.unsqueeze(-1), false).sum(Kind::Double).double_value(&[])
     })
+
+// MUTANT: pass_per_prefix — one decoder pass per prefix: the right sum for n times the work
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let mut total = 0.0;
+        for i in 1..tokens.len() {
+            let prefix = Tensor::from_slice(&tokens[..i])
+                .unsqueeze(0)
+                .to_device(src.device());
+            let logits = model.decode(&prefix, &memory, &src_mask, false);
+            let logp = logits.get(0).get(-1).log_softmax(-1, Kind::Double);
+            total += logp.double_value(&[tokens[i]]);
+        }
+        total
+    })

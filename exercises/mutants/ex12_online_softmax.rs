@@ -109,3 +109,33 @@
         start += n;
     }
     acc / denom
+
+// MUTANT: copies_then_softmax — deep-copies every block, concatenates them and runs one plain softmax
+    let d_k = *q.size().last().expect("q has dimensions");
+    let (ks, vs): (Vec<Tensor>, Vec<Tensor>) =
+        blocks.map(|(k, v)| (k.copy(), v.copy())).unzip();
+    let (k, v) = (Tensor::cat(&ks, -2), Tensor::cat(&vs, -2));
+    (q.matmul(&k.transpose(-2, -1)) / (d_k as f64).sqrt())
+        .softmax(-1, q.kind())
+        .matmul(&v)
+
+// MUTANT: max_starts_at_zero — the running maximum starts at 0: all-negative rows underflow to 0/0
+    let d_k = *q.size().last().expect("q has dimensions");
+    let mut row_shape = q.size();
+    *row_shape.last_mut().expect("q has dimensions") = 1;
+    let mut out_shape = q.size();
+    *out_shape.last_mut().expect("q has dimensions") = blocks.value_dim();
+    let opts = (q.kind(), q.device());
+    let mut m = Tensor::zeros(row_shape.as_slice(), opts);
+    let mut denom = Tensor::zeros(row_shape.as_slice(), opts);
+    let mut acc = Tensor::zeros(out_shape.as_slice(), opts);
+    for (k_block, v_block) in blocks {
+        let s = q.matmul(&k_block.transpose(-2, -1)) / (d_k as f64).sqrt();
+        let m_new = m.maximum(&s.amax(-1, true));
+        let p = (&s - &m_new).exp();
+        let c = (&m - &m_new).exp();
+        denom = &denom * &c + p.sum_dim_intlist(-1, true, p.kind());
+        acc = &acc * &c + p.matmul(&v_block);
+        m = m_new;
+    }
+    acc / denom

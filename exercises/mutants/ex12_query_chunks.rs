@@ -91,3 +91,18 @@
         blocks.push(attend(&q.narrow(2, start, n), &kb, &vb, m.as_ref()));
     }
     mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
+
+// MUTANT: reprojects_per_block — projects K and V again for every block of queries
+    let q = mha.project(x, &mha.W_q);
+    let l = q.size()[2];
+    let mut blocks = Vec::new();
+    for start in (0..l).step_by(chunk as usize) {
+        let n = chunk.min(l - start);
+        let m = mask.map(|m| match m.size()[2] {
+            1 => m.shallow_clone(),
+            _ => m.narrow(2, start, n),
+        });
+        let (k, v) = (mha.project(x, &mha.W_k), mha.project(x, &mha.W_v));
+        blocks.push(attend(&q.narrow(2, start, n), &k, &v, m.as_ref()));
+    }
+    mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)

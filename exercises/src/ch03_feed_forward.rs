@@ -5,7 +5,7 @@ use tch::{nn, Tensor};
 use transformer_course::config::TransformerConfig;
 use transformer_course::layers::linear;
 
-/// ★★ ex03_swiglu — the gated feed-forward of PaLM and Llama:
+/// ★ ex03_swiglu — the gated feed-forward of PaLM and Llama:
 /// SwiGLU(x) = W_out · (silu(x·W_gate) ⊙ (x·W_value)), with silu(a) = a·σ(a).
 /// A drop-in for `FeedForward`: built from the same config, with `cfg.d_ff` as
 /// its hidden width, and no dropout inside (the layer around it applies
@@ -44,7 +44,7 @@ impl SwiGluFeedForward {
     }
 }
 
-/// ★ ex03_param_budget — SwiGLU has three weight matrices where the GELU
+/// ★★ ex03_param_budget — SwiGLU has three weight matrices where the GELU
 /// network has two, so at equal width it is 50 % bigger; Llama shrinks the
 /// hidden width to about ⅔·d_ff to compensate. Return the `hidden` for which
 /// `SwiGluFeedForward` (built with `d_ff: hidden`) has as nearly as possible

@@ -26,7 +26,7 @@ pub fn encode_by_hand(enc: &Encoder, src: &Tensor) -> Tensor {
     // ANCHOR_END: ex04_by_hand
 }
 
-/// ★★ ex04_post_norm — the original paper's layer: x = LayerNorm(x +
+/// ★ ex04_post_norm — the original paper's layer: x = LayerNorm(x +
 /// Sublayer(x)). The residual stream is normalised after every sublayer, so a
 /// Post-Norm stack needs no final LayerNorm — and no longer has a clean
 /// identity path from input to output.

@@ -35,7 +35,7 @@ pub fn cross_attention_sublayer(
     // ANCHOR_END: ex05_cross_sublayer
 }
 
-/// ★★ ex05_decoder_only_block — a GPT block: a decoder layer without
+/// ★ ex05_decoder_only_block — a GPT block: a decoder layer without
 /// cross-attention. Pre-Norm, like the course's layers: x +
 /// SelfAttention(LN₁(x)), then + FFN(LN₂(x)).
 #[derive(Debug)]

@@ -5,7 +5,7 @@ use tch::{Kind, Tensor};
 use transformer_course::transformer::Transformer;
 use transformer_course::vocab::PAD_ID;
 
-/// ★★ ex07_encoder_lookahead — the encoder side of chapter 07's causality
+/// ★ ex07_encoder_lookahead — the encoder side of chapter 07's causality
 /// check. Overwrite the source tokens from position `k` on with `altered`,
 /// encode both versions (inference mode) and return, for every source position,
 /// the largest |Δ| of its memory row over batch and features: a Vec of length

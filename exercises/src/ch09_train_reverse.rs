@@ -4,7 +4,7 @@ use tch::{Kind, Tensor};
 
 use transformer_course::vocab::PAD_ID;
 
-/// ★★ ex09_label_smoothing — label smoothing written out. The target of a label
+/// ★ ex09_label_smoothing — label smoothing written out. The target of a label
 /// y over V classes becomes (1 − ε)·onehot(y) + ε/V (every class, y included,
 /// gets ε/V), and the loss is the cross-entropy against that distribution.
 /// logits: [N, V] (any float kind), labels: [N]. Returns the mean over the
@@ -31,15 +31,15 @@ pub fn label_smoothed_loss(
     // ANCHOR_END: ex09_label_smoothing
 }
 
-/// ★★ ex09_smoothing_floor — with ε > 0 the loss can never reach 0: its minimum
+/// ★ ex09_smoothing_floor — with ε > 0 the loss can never reach 0: its minimum
 /// over all logits is the entropy of the smoothed target itself, reached when
 /// the softmax equals that target. Return that floor (in nats) for smoothing
 /// `eps` and `v` classes.
 pub fn smoothed_loss_floor(eps: f64, v: i64) -> f64 {
     // ANCHOR: ex09_smoothing_floor
     // HINT: write the smoothed target out: how much does it put on the label,
-    // HINT: how much on each of the others? Its entropy −Σ p·ln p is the
-    // HINT: answer; a class with p = 0 contributes 0 (the limit of p·ln p).
+    // HINT: how much on each of the others? Its entropy −Σ q·ln q is the
+    // HINT: answer; a class with q = 0 contributes 0 (the limit of q·ln q).
     let plogp = |p: f64| if p > 0.0 { p * p.ln() } else { 0.0 };
     let (on, off) = (1.0 - eps + eps / v as f64, eps / v as f64);
     -(plogp(on) + (v - 1) as f64 * plogp(off))

@@ -49,7 +49,7 @@ pub fn attention_entropy(weights: &Tensor) -> Tensor {
     // ANCHOR_END: ex11_entropy
 }
 
-/// ★★ ex11_anti_diagonal — a number for "the model reads the source backwards".
+/// ★ ex11_anti_diagonal — a number for "the model reads the source backwards".
 /// For a reversal example with `n` digits, decoder position i (input BOS, then
 /// the reversed digits) should look at source position n − 1 − i for i < n, and
 /// position n (the last row, which predicts EOS) at the source's EOS, also at

@@ -5,7 +5,7 @@ use tch::{Kind, Tensor};
 
 use transformer_course::attention::{self, MultiHeadAttention};
 
-/// ★ ex12_max_len — `sdpa::score_matrix_bytes` the other way round: the longest
+/// ★★ ex12_max_len — `sdpa::score_matrix_bytes` the other way round: the longest
 /// sequence L for which `copies` score matrices [B, h, L, L] of `kind` fit in
 /// `budget` bytes (the hand-written path holds at least two at once: the scores
 /// and the softmax output). 0 if not even L = 1 fits.
@@ -107,6 +107,8 @@ pub struct KvBlocks {
     // The buffer every block is copied into: [.., block, d_k] and [.., block, d_v].
     buf_k: Tensor,
     buf_v: Tensor,
+    // Called each time a block is asked for; the tests use it to watch memory.
+    probe: Option<Box<dyn FnMut()>>,
 }
 
 impl KvBlocks {
@@ -128,7 +130,15 @@ impl KvBlocks {
             v: v.shallow_clone(),
             block,
             next_start: 0,
+            probe: None,
         }
+    }
+
+    /// The same source, calling `probe` each time a block is asked for, before
+    /// it is handed out (the tests measure with it what is still held then).
+    pub fn with_probe(mut self, probe: impl FnMut() + 'static) -> KvBlocks {
+        self.probe = Some(Box::new(probe));
+        self
     }
 
     /// d_v, the size of one value vector.
@@ -146,6 +156,9 @@ impl Iterator for KvBlocks {
     type Item = (Tensor, Tensor);
 
     fn next(&mut self) -> Option<(Tensor, Tensor)> {
+        if let Some(probe) = self.probe.as_mut() {
+            probe();
+        }
         let n = self.block.min(self.keys_left());
         if n <= 0 {
             return None;

@@ -8,8 +8,12 @@
 //! The book's answer key includes the regions from here.
 //!
 //! Each exercise's doc comment starts with its difficulty and its id:
-//! `/// ★★ ex07_encoder_lookahead — …` (★ warm-up, ★★ a real change, ★★★ a small
-//! project). A region belongs to the exercise whose id it equals or extends:
+//! `/// ★★ ex01_shift_by_rotation — …`. The stars follow one rule (the book's page
+//! for instructors states it): ★ apply, the statement or the chapter gives the
+//! formula or the code to follow; ★★ work out, something is not given (a formula, a
+//! count, where to intervene) or an exactness or numerical detail the obvious version
+//! gets wrong in a tested case must be found; ★★★ build, several pieces work
+//! together across calls or steps and the tests judge the outcome. A region belongs to the exercise whose id it equals or extends:
 //! `ex01_learned` has two, `ex01_learned_new` and `ex01_learned_forward`, and counts
 //! as one exercise. Every test of an exercise starts with its id, so
 //! `cargo test --test exercises_chNN <id>` runs exactly its tests, and

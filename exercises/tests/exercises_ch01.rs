@@ -235,3 +235,23 @@ fn ex01_learned_new_keeps_the_init_choice() {
          TokenAndPosition does"
     );
 }
+
+#[test]
+fn ex01_table_by_loops_is_written_by_hand() {
+    common::assert_written_by_hand(
+        include_str!("../src/ch01_embedding.rs"),
+        "ex01_table_by_loops",
+        &[
+            (
+                "sinusoidal_position_encoding",
+                "compute each entry sin(p/10000^(2i/d)) or cos(..) in two loops, over \
+                 positions and over pairs of columns, into a Vec<f32>",
+            ),
+            (
+                "position_table",
+                "the table of an existing embedding is the library's; build your own \
+                 with loops",
+            ),
+        ],
+    );
+}

@@ -5,7 +5,7 @@ use common::{assert_close, assert_unchanged, build, config, randn, seeded};
 use exercises::ch02_attention::{attention_without_head, scaled_dot_product};
 use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
-use transformer_course::attention::MultiHeadAttention;
+use transformer_course::attention::{self, MultiHeadAttention};
 use transformer_course::transformer::{make_causal_mask, make_padding_mask};
 
 /// A layer of width `d` with `h` heads whose biases are not zero (the paper init
@@ -235,5 +235,70 @@ fn ex02_head_ablation_contributions_add_up() {
         &(&full - bias),
         1e-5,
         "the contributions of the heads must add up to the output minus W_o's bias",
+    );
+}
+
+#[test]
+fn ex02_by_hand_survives_fp16() {
+    // fp16 holds nothing beyond ±65504: libtorch refuses a fill of −1e9 there, and a
+    // fill of −inf turns a row whose keys are all masked into NaN. dtype_min(Half) is
+    // −65504.
+    let (q, k, v) = seeded(21, || {
+        let opts = (Kind::Float, Device::Cpu);
+        (
+            Tensor::randn([1, 2, 3, 4], opts),
+            Tensor::randn([1, 2, 3, 4], opts),
+            Tensor::randn([1, 2, 3, 4], opts),
+        )
+    });
+    let mask = Tensor::from_slice(&[
+        false, true, true, true, true, true, false, false, true,
+    ])
+    .view([1, 1, 3, 3]);
+    let half = |t: &Tensor| t.to_kind(Kind::Half);
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        scaled_dot_product(&half(&q), &half(&k), &half(&v), Some(&mask))
+    }));
+    let (got, weights) = run.unwrap_or_else(|_| {
+        panic!(
+            "on fp16 inputs the call failed (libtorch's reason is printed above): a fill \
+             value such as −1e9 does not fit in fp16, whose largest magnitude is 65504. Fill \
+             with dtype_min(scores.kind())"
+        )
+    });
+    assert_eq!(got.kind(), Kind::Half, "fp16 in, fp16 out");
+    let nan = (got.isnan().any().int64_value(&[]) != 0)
+        || (weights.isnan().any().int64_value(&[]) != 0);
+    assert!(
+        !nan,
+        "NaN in an fp16 output where row 1 has every key masked: the fill value overflowed \
+         fp16 (−inf there, or a value past its range). Fill with dtype_min(scores.kind())"
+    );
+    let (want, _) =
+        attention::scaled_dot_product(&q, &k, &v, Some(&mask), 0.0, false);
+    assert_close(
+        &got,
+        &want,
+        5e-3,
+        "in fp16: not the fp32 answer up to fp16's rounding",
+    );
+}
+
+#[test]
+fn ex02_by_hand_is_written_by_hand() {
+    common::assert_written_by_hand(
+        include_str!("../src/ch02_attention.rs"),
+        "ex02_by_hand",
+        &[
+            (
+                "attention::scaled_dot_product",
+                "compute the scores q·kᵀ/√d_k, mask them and take the softmax yourself",
+            ),
+            (
+                "scaled_dot_product_attention",
+                "libtorch's fused attention is what chapter 12 compares against; write the \
+                 three steps (scores, mask, softmax·v) yourself",
+            ),
+        ],
     );
 }

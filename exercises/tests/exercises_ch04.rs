@@ -68,7 +68,10 @@ fn post_norm_formula(
 
 #[rstest]
 fn ex04_post_norm_matches_the_formula(#[values(0, 3)] seed: i64) {
-    let (_vs, layer) = post_norm(seed, 0.0);
+    let (vs, layer) = post_norm(seed, 0.0);
+    // Fresh LayerNorms (γ = 1, β = 0) are interchangeable: only trained ones tell ln1
+    // from ln2.
+    common::perturb_layer_norms(&vs, seed + 10);
     let x = randn(seed + 1, &[2, 7, 32]) * 2.0;
     let x_before = x.copy();
     let mask = make_padding_mask(&src());
@@ -79,13 +82,15 @@ fn ex04_post_norm_matches_the_formula(#[values(0, 3)] seed: i64) {
         &post_norm_formula(&layer, &x, &mask, false),
         1e-5,
         "Post-Norm: y = LN₁(x + MHA(x)), then LN₂(y + FFN(y)); the sublayers read the \
-         stream without a LayerNorm in front",
+         stream without a LayerNorm in front, ln1 after the attention and ln2 after the \
+         FFN (the test's LayerNorms are trained, so swapping them shows)",
     );
 }
 
 #[test]
 fn ex04_post_norm_drops_out_where_the_encoder_layer_does() {
-    let (_vs, layer) = post_norm(4, 0.3);
+    let (vs, layer) = post_norm(4, 0.3);
+    common::perturb_layer_norms(&vs, 14);
     let x = randn(5, &[2, 7, 32]);
     let mask = make_padding_mask(&src());
     // The same seed draws the same dropout masks, in the same order, for the formula.
@@ -154,4 +159,24 @@ fn ex04_post_norm_ignores_padding_and_trains_every_parameter() {
             g.defined() && g.abs().sum(Kind::Float).double_value(&[]) > 0.0;
         assert!(used, "{name} got no gradient: is it used in forward?");
     }
+}
+
+#[test]
+fn ex04_by_hand_is_written_by_hand() {
+    common::assert_written_by_hand(
+        include_str!("../src/ch04_encoder.rs"),
+        "ex04_by_hand",
+        &[
+            (
+                "enc.forward(",
+                "run the encoder's parts yourself: the padding mask, enc.embed, every \
+                 layer, enc.ln_final",
+            ),
+            (
+                "Encoder::forward",
+                "run the encoder's parts yourself: the padding mask, enc.embed, every \
+                 layer, enc.ln_final",
+            ),
+        ],
+    );
 }

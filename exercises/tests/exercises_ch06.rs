@@ -104,6 +104,22 @@ fn ex06_padding_mask_hides_only_pad() {
          queries: [B, 1, 1, Lk], got {:?}",
         mask.size()
     );
+    // PAD at the start and in the middle of a row too: a mask built from the number of
+    // real tokens (position ≥ length) agrees with this one only while PAD sits at the end.
+    let scattered =
+        common::ids(&[&[0, 3, 4, 0, 5, 2, 0, 0], &[0, 0, 9, 10, 0, 11, 2, 0]]);
+    let got = my_padding_mask(&scattered).expand([2, 4, 3, 8], false);
+    let want = scattered
+        .eq(PAD_ID)
+        .unsqueeze(1)
+        .unsqueeze(1)
+        .expand([2, 4, 3, 8], false);
+    assert!(
+        got.equal(&want),
+        "ids with PAD at the start and in the middle of a row ([[0, 3, 4, 0, 5, 2, 0, 0], \
+         [0, 0, 9, 10, 0, 11, 2, 0]]): the mask must be true exactly where the id is \
+         PAD_ID, wherever in the row it sits, not from a length"
+    );
     // A real source token does matter.
     let changed = src.copy();
     let _ = changed.get(0).get(2).fill_(12);
@@ -206,5 +222,68 @@ fn ex06_param_count_of_the_course_model() {
         931_213,
         "the course's model has 931,213 parameters, off by {}",
         got - 931_213
+    );
+}
+
+#[test]
+fn ex06_padding_mask_is_written_by_hand() {
+    common::assert_written_by_hand(
+        include_str!("../src/ch06_transformer.rs"),
+        "ex06_padding_mask",
+        &[(
+            "make_padding_mask",
+            "compare the ids with PAD_ID and give the result the two missing dimensions",
+        )],
+    );
+}
+
+#[test]
+fn ex06_causal_mask_is_written_by_hand_on_its_device() {
+    let source = include_str!("../src/ch06_transformer.rs");
+    common::assert_written_by_hand(
+        source,
+        "ex06_causal_mask",
+        &[
+            (
+                "make_causal_mask",
+                "compare query and key indices (or triu a matrix of ones) yourself",
+            ),
+            (
+                "make_target_mask",
+                "compare query and key indices (or triu a matrix of ones) yourself",
+            ),
+        ],
+    );
+    // Only the CPU runs here, so a mask built on the CPU whatever was asked for would
+    // pass every other test; it fails on a GPU inside the model.
+    let code = common::region_code(source, "ex06_causal_mask");
+    assert!(
+        !code.contains("Device::Cpu") && code.contains("device"),
+        "ex06_causal_mask builds its mask on Device::Cpu (or never uses `device`): the mask \
+         must live where the scores are, on the `device` you are given"
+    );
+    if tch::Cuda::is_available() {
+        let on = Device::Cuda(0);
+        assert_eq!(
+            my_causal_mask(3, on).device(),
+            on,
+            "the mask is not on {on:?}"
+        );
+    }
+}
+
+#[test]
+fn ex06_param_count_is_counted_not_built() {
+    let why = "count from the config alone, per Linear n·m + m, per LayerNorm 2d, per \
+               Embedding V·d: building the model and counting its variables answers a \
+               different question (what the code made, not what the architecture holds)";
+    common::assert_written_by_hand(
+        include_str!("../src/ch06_transformer.rs"),
+        "ex06_param_count",
+        &[
+            ("parameter_count", why),
+            ("Transformer::new", why),
+            ("VarStore", why),
+        ],
     );
 }

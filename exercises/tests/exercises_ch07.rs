@@ -118,6 +118,22 @@ fn ex07_weight_on_pad_of_known_weights() {
         1e-6,
         "one row puts 0.9 on PAD: the answer is the worst row (max), not an average",
     );
+    // Rows that differ: uniform weights give a PAD key as much from all queries together
+    // as one row gives all PAD keys, so only these tell the two sums apart.
+    let w3 = Tensor::from_slice(&[
+        0.6f32, 0.0, 0.0, 0.4, //
+        0.2, 0.0, 0.5, 0.3, //
+        0.6, 0.0, 0.0, 0.4,
+    ])
+    .view([1, 1, 3, 4]);
+    assert_close_f64(
+        max_weight_on_pad(&w3, &common::ids(&[&[3, 2, 0, 0]])),
+        0.8,
+        1e-6,
+        "rows [0.6, 0, 0, 0.4], [0.2, 0, 0.5, 0.3], [0.6, 0, 0, 0.4] over keys [3, 2, PAD, \
+         PAD]: the worst row puts 0.5 + 0.3 = 0.8 on PAD. Sum each query row over the \
+         keys (the last dimension), not each key over the queries",
+    );
 }
 
 #[rstest]

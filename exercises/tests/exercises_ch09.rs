@@ -229,3 +229,18 @@ fn ex09_cosine_shape(
         );
     }
 }
+
+#[test]
+fn ex09_label_smoothing_is_written_by_hand() {
+    let why = "take log_softmax of the logits, and mix the label's −log p with the mean \
+               −log p over all classes yourself, (1 − ε) and ε; leave out the PAD rows";
+    common::assert_written_by_hand(
+        include_str!("../src/ch09_train_reverse.rs"),
+        "ex09_label_smoothing",
+        &[
+            ("cross_entropy_loss", why),
+            ("masked_cross_entropy", why),
+            ("cross_entropy", why),
+        ],
+    );
+}

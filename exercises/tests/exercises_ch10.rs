@@ -35,6 +35,40 @@ fn one_source(i: i64) -> Tensor {
     make_dataset(8, 7).src.narrow(0, i, 1).copy()
 }
 
+#[test]
+fn ex10_sequence_log_prob_takes_one_pass() {
+    // One teacher-forced pass scores every position at once; a pass per prefix gives
+    // the same sum with n times the work. The passes cannot be counted from outside
+    // the library, so the code is read: no model call inside a loop. First, that the
+    // reader fails no single pass with loops around it, and finds a pass per prefix.
+    let one_pass = "let ids: Vec<i64> = tokens.iter().map(|&t| t).collect();\n\
+                    let logits = model.forward(src, &tgt_in, false);\n\
+                    for i in 0..n { total += logp.double_value(&[0, i]); }";
+    let per_prefix =
+        "for i in 1..n {\n let l = model.decode(&p, &m, &s, false);\n }";
+    let mapped = "(1..n).map(|i| model.forward(src, &p[..i], false)).sum()";
+    assert!(
+        common::call_inside_loop(one_pass, &["forward("]).is_none()
+            && common::call_inside_loop(per_prefix, &["decode("])
+                == Some("decode(")
+            && common::call_inside_loop(mapped, &["forward("])
+                == Some("forward("),
+        "test bug: the loop reader misreads its own examples"
+    );
+    let code = common::region_code(
+        include_str!("../src/ch10_greedy_decode.rs"),
+        "ex10_sequence_log_prob",
+    );
+    let calls = ["forward(", "decode(", "decode_with_weights(", "encode("];
+    if let Some(call) = common::call_inside_loop(&code, &calls) {
+        panic!(
+            "ex10_sequence_log_prob calls `{call}..)` inside a loop: one model pass per prefix. \
+             The decoder's causal mask makes position i see only tokens ≤ i, so one \
+             teacher-forced pass over [BOS, t₁, …, tₙ₋₁] gives every log p(tᵢ | t<ᵢ) at once"
+        );
+    }
+}
+
 #[rstest]
 fn ex10_sequence_log_prob_of_one_token_is_a_distribution(
     #[values(0, 1)] seed: i64,
@@ -217,6 +251,42 @@ fn ex10_kv_cache_step_reads_the_cache_and_computes_one_position(
     );
 }
 
+#[test]
+fn ex10_kv_cache_step_embeds_only_the_newest_token() {
+    // The earlier tokens in the cache get ids no embedding has (PAD stays PAD, so the
+    // padding mask is the same). A step that embeds only the newest token, as the
+    // exercise asks, never looks them up; one that embeds the whole prefix again and
+    // keeps its last row gets the same numbers, but here the lookup fails.
+    let (_vs, m) = eval_model(7, 1);
+    let src = make_dataset(2, 3).src;
+    let tokens = common::ids(&[&[BOS_ID, 5, 9, 4], &[BOS_ID, 8, 6, 11]]);
+    let mut cache = step_through(&m, &src, &tokens);
+    let newest = common::ids(&[&[7], &[3]]);
+    let want = tch::no_grad(|| {
+        let (memory, src_mask) = m.encode(&src, false);
+        let all = Tensor::cat(&[&tokens, &newest], 1);
+        m.decode(&all, &memory, &src_mask, false).select(1, -1)
+    });
+    cache.tokens = cache.tokens.masked_fill(&cache.tokens.ne(PAD_ID), 1000);
+    let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tch::no_grad(|| decode_step(&m, &mut cache, &newest))
+    }));
+    let got = step.unwrap_or_else(|_| {
+        panic!(
+            "the step failed on earlier tokens whose ids no embedding has (they were set to \
+             1000 in cache.tokens; PAD stayed PAD): it embedded the whole prefix again. Only \
+             the newest token is embedded, at position t; cache.tokens serves for the \
+             padding mask alone"
+        )
+    });
+    assert_close(
+        &got,
+        &want,
+        1e-4,
+        &format!("the step after the earlier ids changed (PAD kept): {EVAL}"),
+    );
+}
+
 #[rstest]
 fn ex10_kv_cache_gives_exactly_the_greedy_tokens(
     #[values(0, 1, 2, 3)] seed: i64,
@@ -344,6 +414,60 @@ fn ex10_beam_search_finds_the_best_short_answer(
         best.1
     );
     assert_close_f64(score, best.1, 1e-6, "the best sequence's score");
+}
+
+/// The best of all answers [BOS, EOS] and [BOS, a, b] (a ≠ EOS) by `rank`, which gets
+/// the answer and its log-probability; with that log-probability.
+fn best_short_answer(
+    m: &Transformer,
+    src: &Tensor,
+    rank: impl Fn(&[i64], f64) -> f64,
+) -> (Vec<i64>, f64) {
+    let first = next_log_probs(m, src, &[BOS_ID]);
+    let mut all = vec![(vec![BOS_ID, EOS_ID], first[EOS_ID as usize])];
+    for a in (0..VOCAB).filter(|&a| a != EOS_ID) {
+        let second = next_log_probs(m, src, &[BOS_ID, a]);
+        for b in 0..VOCAB {
+            all.push((
+                vec![BOS_ID, a, b],
+                first[a as usize] + second[b as usize],
+            ));
+        }
+    }
+    all.into_iter()
+        .max_by(|x, y| rank(&x.0, x.1).total_cmp(&rank(&y.0, y.1)))
+        .expect("candidates")
+}
+
+#[test]
+fn ex10_beam_search_ranks_by_the_whole_log_probability() {
+    // An EOS made more or less likely at the start: for some of these biases the most
+    // likely answer is not the one with the best log-probability per token, so a beam
+    // ranked by the average (length-normalised) returns a different answer.
+    let src = one_source(1);
+    let mut separating = 0;
+    for bias in [-2.0, 0.0, 1.0, 2.0, 3.0, 4.0] {
+        let (_vs, m) = eval_model(5, 1);
+        tch::no_grad(|| {
+            let _ = m.out_proj.bs.as_ref().unwrap().get(EOS_ID).fill_(bias);
+        });
+        let best = best_short_answer(&m, &src, |_, s| s);
+        let per_token =
+            best_short_answer(&m, &src, |t, s| s / (t.len() - 1) as f64);
+        separating += usize::from(best.0 != per_token.0);
+        let (tokens, score) = beam_search(&m, &src, VOCAB as usize, 3);
+        assert_eq!(
+            tokens, best.0,
+            "EOS bias {bias}: returned {tokens:?} (log-probability {score}), but {:?} is more \
+             likely ({}). Rank the beams by their whole log-probability, the sum, not per \
+             token: the exercise asks for the most likely sequence",
+            best.0, best.1
+        );
+    }
+    assert!(
+        separating > 0,
+        "test bug: on none of the biases does ranking per token change the answer"
+    );
 }
 
 #[test]

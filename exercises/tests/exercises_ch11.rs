@@ -226,3 +226,14 @@ fn ex11_anti_diagonal_score_reads_only_the_first_n_plus_one_rows() {
         "the score is the mean of the weights on the expected columns, not a count of argmaxes",
     );
 }
+
+#[test]
+fn ex11_cross_map_is_written_by_hand() {
+    let instead = "encode, run decode_with_weights with the causal mask, and average the \
+                   last layer's cross_attn over the heads yourself";
+    common::assert_written_by_hand(
+        include_str!("../src/ch11_cross_attention.rs"),
+        "ex11_cross_map",
+        &[("every_weight", instead), ("attention_maps", instead)],
+    );
+}

@@ -128,13 +128,29 @@ fn chunked_and_checked(
 ) -> Tensor {
     let l = x.size()[1];
     let calls = RefCell::new(Vec::<(i64, i64)>::new());
+    // Where each call's K and V live: the same tensors for every block, if they were
+    // projected once.
+    let kv_at = RefCell::new(Vec::<(usize, usize)>::new());
     let recording =
         |q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>| {
             calls.borrow_mut().push((q.size()[2], k.size()[2]));
+            kv_at
+                .borrow_mut()
+                .push((k.data_ptr() as usize, v.data_ptr() as usize));
             plain_core(q, k, v, mask)
         };
     let got = attention_in_query_chunks(m, x, mask, chunk, &recording);
     let calls = calls.into_inner();
+    let kv_at = kv_at.into_inner();
+    let distinct = kv_at.iter().filter(|&&at| at != kv_at[0]).count();
+    assert!(
+        distinct == 0,
+        "chunk {chunk}: `attend` got new K and V tensors in {distinct} of its {} calls: the \
+         keys and values were projected again (or copied) for every block of queries. Only \
+         the queries are cut; project K and V once, before the loop, and give every block \
+         the same ones",
+        kv_at.len()
+    );
     assert!(
         !calls.is_empty(),
         "chunk {chunk}: `attend` was never called. The scores of each block of queries are \
@@ -282,5 +298,85 @@ fn ex12_online_softmax_survives_huge_scores(#[values(3, 8)] block: i64) {
         1e-4,
         "scores in the thousands: exp(s) overflows unless every exponent is s − (running \
          maximum) ≤ 0",
+    );
+}
+
+#[rstest]
+fn ex12_online_softmax_all_scores_negative(#[values(2, 5)] block: i64) {
+    // Every score near −1100: a running maximum that starts at 0 instead of −∞ never
+    // moves, every exp(s − 0) underflows to 0, and the answer is 0/0.
+    let (q, k, v) = seeded(2, || {
+        let opts = (Kind::Float, Device::Cpu);
+        (
+            Tensor::randn([4, 8], opts) + 20.0,
+            Tensor::randn([9, 8], opts) - 20.0,
+            Tensor::randn([9, 3], opts),
+        )
+    });
+    check_online(
+        &q,
+        &k,
+        &v,
+        block,
+        1e-4,
+        "every score far below 0: the running maximum must start at −∞ (or at the first \
+         block's maximum), not at 0, or every exp underflows and ℓ stays 0",
+    );
+}
+
+/// The process's resident memory in bytes (pages of 4 KiB; larger pages only make
+/// the test more lenient).
+#[cfg(target_os = "linux")]
+fn resident_bytes() -> i64 {
+    let statm =
+        std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let pages: i64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("resident pages in /proc/self/statm");
+    pages * 4096
+}
+
+/// Copies of the blocks, kept to be concatenated at the end, give the right numbers:
+/// only the memory held while the blocks arrive shows them. The source measures the
+/// process's resident memory each time a block is asked for; 32 blocks of 256 KiB
+/// keys and 256 KiB values make 16 MiB in all, far above what the other tests move.
+#[cfg(target_os = "linux")]
+#[test]
+fn ex12_online_softmax_holds_one_block_at_a_time() {
+    use std::rc::Rc;
+    let (q, k, v) = seeded(3, || {
+        let opts = (Kind::Double, Device::Cpu);
+        (
+            Tensor::randn([4, 64], opts),
+            Tensor::randn([32 * 512, 64], opts),
+            Tensor::randn([32 * 512, 64], opts),
+        )
+    });
+    let all = (bytes_of(&k) + bytes_of(&v)) as i64;
+    let seen = Rc::new(RefCell::new(Vec::<i64>::new()));
+    let record = Rc::clone(&seen);
+    let mut blocks = KvBlocks::new(&k, &v, 512)
+        .with_probe(move || record.borrow_mut().push(resident_bytes()));
+    let got = online_softmax_attention(&q, &mut blocks);
+    let seen = seen.borrow();
+    let first = *seen.first().expect("the source was asked for a block");
+    let grew = seen.iter().max().expect("one value") - first;
+    assert!(
+        grew < all / 2,
+        "by the last block the process held {} KiB more than when the first was asked for, \
+         {:.0}% of all the keys and values ({} KiB): copies of the blocks were kept. The \
+         online softmax holds one block at a time: fold each block into m, ℓ and the value \
+         sum, then let it go",
+        grew / 1024,
+        100.0 * grew as f64 / all as f64,
+        all / 1024
+    );
+    assert_close(
+        &got,
+        &reference(&q, &k, &v),
+        1e-10,
+        "not softmax(q·kᵀ/√d_k)·v",
     );
 }

@@ -8,8 +8,8 @@
 //   forward: [{ src: [id, …], tgt_in: [id, …], off: null | ablation }],
 //   same_as_checkpoint?: path, refuse: [path, …] }
 // RESPONSE: { greedy: [[token, …]], forward: [{ logits, encoder, decoder_self,
-//   cross }], same_as_checkpoint: max |difference| of the logits, refuse: [message
-//   or null], ms }
+//   cross }], same_as_checkpoint: max |difference| of the logits, refuse: [{
+//   message: null when the file loads, detail, ms }], ms }
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -62,13 +62,21 @@ if (request.same_as_checkpoint && request.forward && request.forward.length) {
   response.same_as_checkpoint = Math.max(...a.map((v, i) => Math.abs(v - b[i])));
 }
 
-response.refuse = (request.refuse || []).map((file) => {
+// Each file as the page's loader sees it: null when it loads, else the sentence
+// it refuses it with (and the cause, as Rust's `{:#}` would add one), and how
+// long either took.
+const attempt = (file) => {
+  const t = process.hrtime.bigint();
+  let message = null;
+  let detail = null;
   try {
     load(file);
-    return null;
   } catch (e) {
-    return e.message;
+    message = e.message;
+    detail = e.detail || null;
   }
-});
+  return { message, detail, ms: Number(process.hrtime.bigint() - t) / 1e6 };
+};
+response.refuse = (request.refuse || []).map(attempt);
 
 fs.writeFileSync(responseFile, JSON.stringify(response));

@@ -18,7 +18,7 @@
 //! | [`precision`] | fp32, or bf16 autocast with TF32 | chapter 09 (`--precision`) |
 //! | [`optim`] | Adam through libtorch's fused kernel | chapter 09 (the default optimiser) |
 //! | [`graph`] | the training step as one CUDA graph | chapter 09 (`--cuda-graph`) |
-//! | [`bench`] | the step timed phase by phase from outside | `scripts/bench_train.rs` |
+//! | [`bench`](mod@bench) | the step timed phase by phase from outside | `scripts/bench_train.rs` |
 //! | [`memory`] | peak memory of one call, on the CPU or a GPU | chapter 12 |
 //! | [`limits`] | what a benchmark size will cost, refused or warned before it runs | chapter 12 |
 //! | [`sys`] | libtorch switches tch does not expose, from `src/ffi/shim.cpp` | `precision`, `optim`, `graph`, `memory`, chapter 12 |

@@ -655,12 +655,16 @@ where
     let (x0, x1) = points()
         .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
     let step = if 1.0 - y0 > 0.3 { 0.1 } else { 0.05 };
+    // A band above 1.0 for the legend: anywhere inside the data it would hide
+    // the end of some interval (rates near 1 fill the top, long intervals the
+    // middle, the rows of n the bottom).
+    let top = 1.0 + 0.25 * (1.0 - y0);
     let mut chart = ChartBuilder::on(root)
         .caption(c.title, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(64)
-        .build_cartesian_2d(x0 - 0.6..x1 + 0.6, y0..1.01)
+        .build_cartesian_2d(x0 - 0.6..x1 + 0.6, y0..top)
         .map_err(de)?;
     let ticks = ((1.0 - y0) / step).round() as usize + 1;
     chart
@@ -677,7 +681,14 @@ where
             }
         })
         .y_labels(ticks)
-        .y_label_formatter(&|y| format!("{y:.2}"))
+        // No rate above 1: the band there is the legend's.
+        .y_label_formatter(&|y| {
+            if *y <= 1.0 + 1e-9 {
+                format!("{y:.2}")
+            } else {
+                String::new()
+            }
+        })
         .draw()
         .map_err(de)?;
     let k = c.series.len() as f64;
@@ -704,7 +715,7 @@ where
             .into_font()
             .color(&colour)
             .pos(Pos::new(HPos::Center, VPos::Center));
-        let y = y0 + (0.04 + 0.045 * i as f64) * (1.01 - y0);
+        let y = y0 + (0.04 + 0.045 * i as f64) * (top - y0);
         let counts = pts.iter().map(|p| {
             Text::new(format!("{}", p.n), (p.x + dx, y), style.clone())
         });
@@ -714,7 +725,7 @@ where
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::MiddleLeft)
+        .position(SeriesLabelPosition::UpperMiddle)
         .border_style(BLACK)
         .background_style(WHITE.mix(0.9))
         .draw()

@@ -3,7 +3,7 @@
 //!
 //! The lowest layer of the library: it imports nothing from the crate. Every
 //! shim function is `noexcept` and returns -1 (or null) on failure, with
-//! libtorch's sentence kept for [`last_error`]; a query answers 1 or 0, so a
+//! libtorch's sentence kept for `last_error`; a query answers 1 or 0, so a
 //! "no" is never mistaken for a failure. Each `unsafe` block below says, in its
 //! `SAFETY` comment, why the call cannot break Rust's rules.
 use std::ffi::{c_char, c_void, CStr};

@@ -22,10 +22,12 @@
 //!   and the progress table, not listings, and are not required to be included;
 //! * an image `![..](path)` whose file does not exist;
 //! * an included file under outputs/ whose first line is not `$ <command>` naming a
-//!   binary that has a source file chapters/<bin>.rs, or whose second line does not say
-//!   which device, libtorch and date made it (`# device: cpu (...) · libtorch 2.11.0 ·
-//!   2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come from `cuda`, every
-//!   other one from `cpu`;
+//!   binary that has a source file chapters/<bin>.rs, or whose device line (after the
+//!   command) does not say which device, libtorch and date made it (`# device: cpu (...)
+//!   · libtorch 2.11.0 · 2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come
+//!   from `cuda`, every other one from `cpu`; a line of an output, its header included,
+//!   wider than the page (both header lines may be continued on the next, as
+//!   scripts/regen-outputs.sh writes them: [`output_header`]);
 //! * a chapter page NN_*.md that includes no outputs/ file although a chapter binary
 //!   chapters/NN_*.rs exists;
 //! * a SUMMARY.md entry whose page does not exist.
@@ -376,8 +378,8 @@ fn check_output_file(
         layout.show(page).display()
     );
     let text = fs::read_to_string(file).unwrap_or_default();
-    let first = text.lines().next().unwrap_or("");
-    let Some(command) = first.strip_prefix("$ ") else {
+    let Some(header) = output_header(&text) else {
+        let first = text.lines().next().unwrap_or("");
         problems.push(layout.problem(
             file,
             1,
@@ -388,21 +390,34 @@ fn check_output_file(
     check_device_line(
         layout,
         file,
-        text.lines().nth(1).unwrap_or(""),
+        header.device_line,
+        &header.device,
         &included_from,
         problems,
     );
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let long_header = LONG_HEADERS_AWAITING_A_RERUN.contains(&name);
     if !WIDE_OUTPUTS_AWAITING_A_GPU.contains(&name) {
-        // The two header lines wrap on the page (book/theme/course.css).
-        if let Some(&(n, width)) = too_wide(text.lines().skip(2), 3).first() {
+        // The header too, unless it was written before headers wrapped.
+        let skip = if long_header { header.lines } else { 0 };
+        if let Some(&(n, width)) =
+            too_wide(text.lines().skip(skip), skip + 1).first()
+        {
             problems.push(layout.problem(
                 file,
                 n,
-                format!("{width} characters wide: program output must fit the page's {MAX_WIDTH} columns {included_from}"),
+                format!("{width} characters wide: program output and its header must fit the page's {MAX_WIDTH} columns (scripts/regen-outputs.sh wraps the header) {included_from}"),
             ));
         }
     }
+    if long_header && too_wide(text.lines().take(header.lines), 1).is_empty() {
+        problems.push(layout.problem(
+            file,
+            1,
+            format!("the header fits now: remove {name} from LONG_HEADERS_AWAITING_A_RERUN in xtask/src/book.rs {included_from}"),
+        ));
+    }
+    let command = header.command.as_str();
     let words: Vec<&str> = command.split_whitespace().collect();
     // A project script (the benchmark, say) may also make an output, if it exists.
     if let Some(script) = words.first().filter(|w| w.starts_with("scripts/")) {
@@ -431,11 +446,12 @@ fn check_output_file(
     }
 }
 
-/// The second line of an output: `# device: KIND (DETAILS) · libtorch VERSION · DATE UTC · …`,
-/// with KIND `cuda` exactly for the `_cuda` outputs.
+/// The device line of an output (its continuations joined): `# device: KIND (DETAILS) ·
+/// libtorch VERSION · DATE UTC · …`, with KIND `cuda` exactly for the `_cuda` outputs.
 fn check_device_line(
     layout: &Layout,
     file: &Path,
+    lineno: usize,
     line: &str,
     included_from: &str,
     problems: &mut Vec<Problem>,
@@ -450,7 +466,7 @@ fn check_device_line(
     if !labelled {
         problems.push(layout.problem(
             file,
-            2,
+            lineno,
             format!("the second line must say where the output was made, `# device: cpu (...) · libtorch X · DATE UTC · ...`; found {line:?} {included_from}"),
         ));
         return;
@@ -463,10 +479,50 @@ fn check_device_line(
     if kind != Some(want) {
         problems.push(layout.problem(
             file,
-            2,
+            lineno,
             format!("this output's name says it is a {want} run, but its header says {:?} {included_from}", kind.unwrap_or("")),
         ));
     }
+}
+
+/// The header of an output file, as scripts/regen-outputs.sh writes it: the command
+/// (`$ ...`, continued on the next line after a trailing ` \\`), then the device line
+/// (`# device: ...`, continued on lines that start with `#   `).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputHeader {
+    /// The command, its continuation lines joined, without the `$ `.
+    pub command: String,
+    /// The device line, its continuation lines joined.
+    pub device: String,
+    /// The 1-based line the device line starts on.
+    pub device_line: usize,
+    /// How many lines the header takes.
+    pub lines: usize,
+}
+
+/// The header of `text`, or None if it does not start with `$ `.
+pub fn output_header(text: &str) -> Option<OutputHeader> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut command = lines.first()?.strip_prefix("$ ")?.to_string();
+    let mut i = 1;
+    while let Some(head) = command.strip_suffix('\\') {
+        let Some(next) = lines.get(i) else { break };
+        command = format!("{} {}", head.trim_end(), next.trim());
+        i += 1;
+    }
+    let device_line = i + 1;
+    let mut device = lines.get(i).copied().unwrap_or("").to_string();
+    i += 1;
+    while let Some(more) = lines.get(i).and_then(|l| l.strip_prefix("#   ")) {
+        device = format!("{device} {}", more.trim());
+        i += 1;
+    }
+    Some(OutputHeader {
+        command,
+        device,
+        device_line,
+        lines: i,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -587,6 +643,31 @@ const WIDE_OUTPUTS_AWAITING_A_GPU: [&str; 6] = [
     "11_cross_attention_cuda.txt",
     "12_sdpa_bench_cuda.txt",
     "bench_vs_pytorch_cuda.txt",
+];
+
+/// Outputs whose two header lines were written unwrapped, before scripts/regen-outputs.sh
+/// wrapped them, and that cannot be remade on any machine at hand: chapters 09-11 train
+/// (their numbers belong to the CPU type that made them), the exercise experiments and
+/// seed spreads train too, the benchmarks time, and the explorer's export goes with chapter
+/// 09's checkpoint. Their bodies must fit all the same. The next regeneration of each
+/// wraps its header; the check then asks for its name to be removed here, until the list
+/// is empty.
+const LONG_HEADERS_AWAITING_A_RERUN: [&str; 15] = [
+    "09_train_reverse.txt",
+    "09_train_reverse_bf16.txt",
+    "09_train_reverse_framework-default.txt",
+    "10_greedy_decode.txt",
+    "10_greedy_decode_trace.txt",
+    "11_cross_attention.txt",
+    "12_sdpa_bench.txt",
+    "bench_vs_pytorch.txt",
+    "exercise_copy_task.txt",
+    "exercise_kv_cache.txt",
+    "exercise_masks.txt",
+    "exercise_norms.txt",
+    "export_explorer.txt",
+    "seed_spread.txt",
+    "seed_spread_1thread.txt",
 ];
 
 /// The lines of `lines` (numbered from `first`) that are too wide for the page.

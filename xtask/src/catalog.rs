@@ -3,7 +3,7 @@
 //! comment and the `// ANCHOR` regions of `exercises/src/chNN_*.rs`.
 //!
 //! The doc comment of an exercise's function (or struct) starts with its stars and
-//! its id: `/// ★★ ex07_encoder_lookahead — …`. A region belongs to the exercise whose
+//! its id: `/// ★ ex07_encoder_lookahead — …`. A region belongs to the exercise whose
 //! id it equals or extends: the exercise `ex01_learned` has the two regions
 //! `ex01_learned_new` and `ex01_learned_forward`. The course counts exercises, not
 //! regions.
@@ -60,7 +60,7 @@ impl Exercise {
     }
 }
 
-/// `ex07_encoder_lookahead` in `/// ★★ ex07_encoder_lookahead — …`: (stars, id, summary).
+/// `ex07_encoder_lookahead` in `/// ★ ex07_encoder_lookahead — …`: (stars, id, summary).
 pub fn doc_header(line: &str) -> Option<(usize, &str, &str)> {
     let rest = line.trim_start().strip_prefix("/// ")?;
     let stars = rest.chars().take_while(|&c| c == '★').count();

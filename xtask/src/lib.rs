@@ -5,7 +5,10 @@
 pub mod anchors;
 pub mod book;
 pub mod catalog;
+pub mod grade;
+pub mod listings;
 pub mod mutants;
+pub mod plan;
 pub mod progress;
 pub mod student;
 

@@ -4,7 +4,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use xtask::{book, catalog, mutants, progress, student, workspace_root};
+use xtask::{
+    book, catalog, grade, listings, mutants, plan, progress, student,
+    workspace_root,
+};
 
 const HELP: &str = "\
 cargo xtask <command>
@@ -24,15 +27,52 @@ cargo xtask <command>
                          name contains it. DIR (default target/mutants) holds the
                          copy and its one build directory; the first run compiles
                          the dependencies there (minutes), later runs reuse them
-  student-edition DEST   copy the workspace to DEST (new or empty, outside this
+  grade [OPTIONS] SUBMISSION...
+                         mark students' work: each SUBMISSION is a student-edition
+                         folder, or a folder of them. Takes only the code between
+                         each exercise's ANCHOR markers, puts it into a copy of this
+                         workspace with the pristine tests (and reports test files
+                         the student changed), builds (an exercise that does not
+                         compile scores 0 and gets the reference solution so that the
+                         rest builds), runs each exercise's tests on their own under
+                         a time and memory limit, and writes OUT/<student>.txt and
+                         OUT/grades.csv. Weights: ★ 1, ★★ 2, ★★★ 3, all or nothing.
+                         IT RUNS THE STUDENTS' CODE AS YOU: IT IS NOT A SANDBOX. Run
+                         it in a throwaway container or VM without network (e.g.
+                         docker run --network none) when that matters.
+                           --out DIR         default: grades
+                           --timeout SECS    per exercise, default 300
+                           --memory MB       per exercise, default 4096
+                           --only ID         only exercises whose id contains ID
+                                             (repeatable)
+                           --target-dir DIR  default target/mutants (shared with
+                                             the mutants: one build)
+  plan                   planning figures for a teacher: per chapter the words and
+                         lines the book shows and the minutes to read them, per
+                         exercise the lines of its reference answer and the minutes
+                         to do it, by the rule of thumb printed above them (the
+                         book's page for instructors includes this table)
+  student-edition [--no-answers] DEST
+                         copy the workspace to DEST (new or empty, outside this
                          clone) with every exercise solution replaced by its hints
-                         and a todo!()
+                         and a todo!(). The reference solutions stay for the answer
+                         key in exercises/solutions/; with --no-answers (an edition
+                         for a class) there are none anywhere in DEST, and the
+                         answer key is a note
   blank DIR              blank every exercise region of the .rs files under DIR,
                          in place
   check-book [BOOK_DIR]  check the book (default: book/) against the code: every
                          include, anchor, image, output header and SUMMARY entry,
                          anchors that no page includes, and markers that share a
                          line with code. Exits non-zero on any problem
+  check-listings [HTML_DIR]
+                         check the built book (default: book/build, written by
+                         `mdbook build book`): no listing with a common leading
+                         indentation, no Rust or C++ listing with an unmatched
+                         brace. Exits non-zero on any problem
+  mdbook-flush-left      the book's flush-left preprocessor (book/book.toml runs
+                         it): reads mdBook's [context, book] on stdin, writes the
+                         book with each code block's common indentation removed
   check-student-log LOG  read LOG, the output of `cargo test --no-fail-fast` in a
                          student edition (scripts/check-student-edition.sh), and
                          check the edition's promise: every exercise test fails at
@@ -47,8 +87,18 @@ fn main() -> ExitCode {
         ["progress"] => progress::progress(&workspace_root(), false),
         ["progress", "--all"] => progress::progress(&workspace_root(), true),
         ["mutants", rest @ ..] => run_mutants(rest),
+        ["grade", rest @ ..] => run_grade(rest),
+        ["plan"] => plan::plan(&workspace_root()).map(|text| {
+            print!("{text}");
+            true
+        }),
         ["student-edition", dest] => {
-            student_edition(PathBuf::from(dest)).map(|()| true)
+            student_edition(PathBuf::from(dest), student::Edition::SelfStudy)
+                .map(|()| true)
+        }
+        ["student-edition", "--no-answers", dest] => {
+            student_edition(PathBuf::from(dest), student::Edition::AnswerFree)
+                .map(|()| true)
         }
         ["check-book"] => {
             Ok(book::check_book_command(&workspace_root().join("book")))
@@ -56,6 +106,15 @@ fn main() -> ExitCode {
         ["check-book", dir] => {
             Ok(book::check_book_command(&absolute(PathBuf::from(dir))))
         }
+        ["check-listings"] => {
+            Ok(check_listings(&workspace_root().join("book/build")))
+        }
+        ["check-listings", dir] => {
+            Ok(check_listings(&absolute(PathBuf::from(dir))))
+        }
+        // mdBook asks first whether a renderer is supported; every one is.
+        ["mdbook-flush-left", "supports", _] => Ok(true),
+        ["mdbook-flush-left"] => flush_left_preprocessor().map(|()| true),
         ["check-student-log", log] => check_student_log(&PathBuf::from(log)),
         ["blank", dir] => student::blank_dir(&PathBuf::from(dir)).map(|n| {
             println!("blanked {n} exercise regions under {dir}");
@@ -108,13 +167,61 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
     mutants::mutants(&root, &opts)
 }
 
-fn student_edition(dest: PathBuf) -> Result<()> {
+fn run_grade(args: &[&str]) -> Result<bool> {
     let root = workspace_root();
-    let n = student::make_edition(&root, &dest)?;
+    let mut opts = grade::Options {
+        out: PathBuf::from("grades"),
+        target_dir: root.join("target/mutants"),
+        timeout: Duration::from_secs(300),
+        memory_mb: 4096,
+        only: vec![],
+    };
+    let mut paths = vec![];
+    let mut rest = args.iter();
+    while let Some(&a) = rest.next() {
+        let mut value = || {
+            rest.next()
+                .map(|v| v.to_string())
+                .with_context(|| format!("{a} needs a value"))
+        };
+        match a {
+            "--out" => opts.out = PathBuf::from(value()?),
+            "--target-dir" => opts.target_dir = PathBuf::from(value()?),
+            "--timeout" => {
+                opts.timeout = Duration::from_secs(
+                    value()?.parse().context("--timeout takes seconds")?,
+                )
+            }
+            "--memory" => {
+                opts.memory_mb =
+                    value()?.parse().context("--memory takes MB")?
+            }
+            "--only" => opts.only.push(value()?),
+            p if !p.starts_with('-') => paths.push(absolute(PathBuf::from(p))),
+            other => bail!(
+                "grade: unexpected argument '{other}' (see cargo xtask help)"
+            ),
+        }
+    }
+    if paths.is_empty() {
+        bail!(
+            "grade: name at least one submission folder (see cargo xtask help)"
+        );
+    }
+    grade::grade(&root, &paths, &opts).map(|_| true)
+}
+
+fn student_edition(dest: PathBuf, edition: student::Edition) -> Result<()> {
+    let root = workspace_root();
+    let n = student::make_edition_as(&root, &dest, edition)?;
     let exercises = catalog::catalog(&root)?.len();
     let shown = dest.display();
+    let kind = match edition {
+        student::Edition::SelfStudy => "student edition",
+        student::Edition::AnswerFree => "answer-free student edition",
+    };
     println!(
-        "student edition in {shown}: {exercises} exercises ({n} solution regions) \
+        "{kind} in {shown}: {exercises} exercises ({n} solution regions) \
          replaced by todo!()"
     );
     println!("next: cd {shown} && cargo xtask progress");
@@ -124,6 +231,43 @@ fn student_edition(dest: PathBuf) -> Result<()> {
 /// `dir` against the folder the command was started in.
 fn absolute(dir: PathBuf) -> PathBuf {
     std::path::absolute(&dir).unwrap_or(dir)
+}
+
+fn check_listings(html_dir: &std::path::Path) -> bool {
+    if !html_dir.join("index.html").is_file() {
+        eprintln!(
+            "check-listings: no built book in {} (run `mdbook build book` first)",
+            html_dir.display()
+        );
+        return false;
+    }
+    let problems = listings::check_html(html_dir);
+    if problems.is_empty() {
+        println!(
+            "check-listings: every listing in {} is flush left, its braces matched",
+            html_dir.display()
+        );
+        true
+    } else {
+        eprint!(
+            "check-listings: {} problem(s) in {}:\n{}",
+            problems.len(),
+            html_dir.display(),
+            book::report(&problems)
+        );
+        false
+    }
+}
+
+fn flush_left_preprocessor() -> Result<()> {
+    use std::io::{Read, Write};
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read mdBook's input")?;
+    let book = listings::preprocess(&input)?;
+    std::io::stdout().write_all(book.as_bytes())?;
+    Ok(())
 }
 
 fn check_student_log(log: &std::path::Path) -> Result<bool> {

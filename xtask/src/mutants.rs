@@ -232,19 +232,9 @@ pub fn verdict(exercise: &Exercise, run: &TestRun, timed_out: bool) -> Verdict {
         .collect();
     failed.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(first) = failed.first() {
-        let msg = run
-            .panics
-            .get(&first.name)
-            .map(String::as_str)
-            .unwrap_or("");
-        let reason = msg
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("(no message)")
-            .trim();
         return Verdict::Killed {
             test: first.name.clone(),
-            reason: reason.to_string(),
+            reason: run.reason(&first.name),
         };
     }
     if !run.crashed.is_empty() {

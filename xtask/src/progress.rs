@@ -60,6 +60,16 @@ impl TestRun {
         f.sort_by(|a, b| a.name.cmp(&b.name));
         f
     }
+
+    /// The first non-empty line of `test`'s panic message, or "(no message)":
+    /// what a verdict quotes as the reason a test failed.
+    pub fn reason(&self, test: &str) -> String {
+        self.panics
+            .get(test)
+            .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()))
+            .unwrap_or("(no message)")
+            .to_string()
+    }
 }
 
 /// Reads the output of `cargo test` (stdout and stderr together).
@@ -286,12 +296,7 @@ pub fn status_of(exercise: &Exercise, run: &TestRun) -> Status {
         let msg = message(first);
         let reason = match todo_region(msg) {
             Some(other) => format!("needs {other}, which is still todo!()"),
-            None => msg
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("(no message)")
-                .trim()
-                .to_string(),
+            None => run.reason(&first.name),
         };
         return Status::Failing {
             test: first.name.clone(),

@@ -88,11 +88,33 @@ fn rust_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Which student edition to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edition {
+    /// For a learner working alone: the exercises blank, the reference solutions
+    /// kept in [`SOLUTIONS`] for the book's answer key.
+    SelfStudy,
+    /// For a class: the exercises blank and no solution anywhere in the copy. The
+    /// answer key becomes [`ANSWER_FREE_KEY`], and the experiment outputs that only
+    /// the answer key showed are left out.
+    AnswerFree,
+}
+
+/// Writes the self-study edition (see [`make_edition_as`]).
+pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
+    make_edition_as(repo, dest, Edition::SelfStudy)
+}
+
 /// Writes the student edition of the workspace at `repo` into `dest` (new or
 /// empty, outside `repo`). Copies what git knows about (tracked files as they are
 /// in the working tree, and untracked files that are not ignored), links the same
-/// libtorch, and blanks the exercises. Returns the number of regions blanked.
-pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
+/// libtorch, and blanks the exercises. The copy is no git repository, so no
+/// solution hides in git objects either. Returns the number of regions blanked.
+pub fn make_edition_as(
+    repo: &Path,
+    dest: &Path,
+    edition: Edition,
+) -> Result<usize> {
     if dest.exists() {
         let empty = fs::read_dir(dest)?.next().is_none();
         ensure!(empty, "{} exists and is not empty", dest.display());
@@ -116,12 +138,78 @@ pub fn make_edition(repo: &Path, dest: &Path) -> Result<usize> {
     if !exercises.is_dir() {
         bail!("no {EXERCISE_SRC} in the copy");
     }
-    keep_solutions_for_the_answer_key(&dest)?;
-    ignore_the_solutions(&dest)?;
-    mark_the_readme(&dest)?;
+    match edition {
+        Edition::SelfStudy => {
+            keep_solutions_for_the_answer_key(&dest)?;
+            ignore_the_solutions(&dest)?;
+            mark_the_readme(&dest, EDITION_NOTE)?;
+        }
+        Edition::AnswerFree => {
+            // Made from a self-study edition, the copy holds its solutions.
+            let solutions = dest.join(SOLUTIONS);
+            if solutions.exists() {
+                fs::remove_dir_all(&solutions)?;
+            }
+            drop_the_answer_key(&dest)?;
+            mark_the_readme(&dest, ANSWER_FREE_NOTE)?;
+        }
+    }
     let n = blank_dir(&exercises)?;
     allow_unused(&exercises.join("lib.rs"))?;
     Ok(n)
+}
+
+/// What the answer-free edition's answer key says instead of the answers. The
+/// exercise pages still link to it, so it says where the answers are.
+pub const ANSWER_FREE_KEY: &str = "\
+# Answer key
+
+This is the answer-free edition of the course, made for a class: it holds no
+reference solutions, and this page, which shows them in the other editions, says only
+where they are. Your instructor has them, and the tests in
+`exercises/tests/exercises_chNN.rs` tell you whether your own answer works:
+`cargo xtask progress` runs them all.
+
+The course has {N} exercises. For each, its page in the book gives the task, the
+command that runs its tests and, in the source file, `// HINT:` lines above the
+`todo!()`. The experiment outputs that the full answer key discusses are left out of
+this edition too: run the experiments yourself.
+";
+
+/// The answer-free edition's answer key, for a course of `n` exercises.
+pub fn answer_free_key(n: usize) -> String {
+    ANSWER_FREE_KEY.replace("{N}", &n.to_string())
+}
+
+/// Replaces the answer key by [`ANSWER_FREE_KEY`] and removes the program outputs
+/// that only it included (the exercise experiments' results): with the answers gone,
+/// they are part of what the learner finds out.
+fn drop_the_answer_key(dest: &Path) -> Result<()> {
+    let key = dest.join(ANSWER_KEY);
+    let text = fs::read_to_string(&key)
+        .with_context(|| format!("reading {}", key.display()))?;
+    let book = key.parent().context("the answer key's folder")?;
+    let included: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("{{#include outputs/"))
+        .filter_map(|l| l.strip_suffix("}}"))
+        .map(str::to_string)
+        .collect();
+    let mut pages = Vec::new();
+    for page in files_under(book)? {
+        if page != key && page.extension().is_some_and(|e| e == "md") {
+            pages.push(fs::read_to_string(&page)?);
+        }
+    }
+    for output in included {
+        let needle = format!("outputs/{output}");
+        if !pages.iter().any(|p| p.contains(&needle)) {
+            let _ = fs::remove_file(book.join("outputs").join(&output));
+        }
+    }
+    let count = crate::catalog::catalog(dest)?.len();
+    fs::write(&key, answer_free_key(count))?;
+    Ok(())
 }
 
 /// Copies the solution files to [`SOLUTIONS`] and points the answer key's
@@ -159,6 +247,14 @@ for the book's answer key: the edition's `.gitignore` lists that folder, so \
 unless you open it. The steps below that make a student edition are already \
 done.";
 
+/// What the answer-free edition's README says first, under its title.
+pub const ANSWER_FREE_NOTE: &str =
+    "> **This is the answer-free student edition,** made \
+for a class. The exercise bodies in `exercises/src/` are blank, for you to write; \
+`cargo xtask progress` shows where you stand. It holds no reference solutions: the \
+book's answer key says where they are. The steps below that make a student edition \
+are already done.";
+
 /// The line the edition adds to its `.gitignore`, with the comment above it.
 pub const IGNORE_SOLUTIONS: &str = "\n# The reference solutions, kept for the \
 answer key (see README.md): out of your commits.\n/exercises/solutions/\n";
@@ -176,14 +272,13 @@ fn ignore_the_solutions(dest: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Puts [`EDITION_NOTE`] under the README's title, so that the copy says what it
-/// is.
-fn mark_the_readme(dest: &Path) -> Result<()> {
+/// Puts `note` under the README's title, so that the copy says what it is.
+fn mark_the_readme(dest: &Path, note: &str) -> Result<()> {
     let readme = dest.join("README.md");
     let text = fs::read_to_string(&readme)
         .with_context(|| format!("reading {}", readme.display()))?;
     let (title, rest) = text.split_once('\n').unwrap_or((&text, ""));
-    fs::write(&readme, format!("{title}\n\n{EDITION_NOTE}\n{rest}"))?;
+    fs::write(&readme, format!("{title}\n\n{note}\n{rest}"))?;
     Ok(())
 }
 

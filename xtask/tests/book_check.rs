@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use xtask::book::{check_book, directives, report, split_include_arg};
+use xtask::book::{
+    check_book, directives, output_header, report, split_include_arg,
+};
 
 fn repo_root() -> PathBuf {
     xtask::workspace_root()
@@ -66,6 +68,10 @@ fn a_broken_fixture_book_has_every_problem_reported() {
             "names binary '01_ghost', but neither chapters/01_ghost.rs nor scripts/01_ghost.rs exists",
         ),
         (
+            "book/src/outputs/01_ghost.txt:2",
+            "96 characters wide: program output and its header must fit",
+        ),
+        (
             "book/src/outputs/no_command.txt:1",
             "must start with the command that made it",
         ),
@@ -80,6 +86,10 @@ fn a_broken_fixture_book_has_every_problem_reported() {
         (
             "book/src/outputs/01_demo_cuda.txt:2",
             "name says it is a cuda run, but its header says \"cpu\"",
+        ),
+        (
+            "book/src/outputs/export_explorer.txt:1",
+            "the header fits now: remove export_explorer.txt from LONG_HEADERS_AWAITING_A_RERUN",
         ),
         ("book/src/02_real.md:1", "includes no outputs/ file"),
         (
@@ -146,4 +156,31 @@ fn include_arguments_are_split_like_mdbook_does() {
         directives(r"\{{#include skipped.rs}} and {{#include kept.rs:x}}"),
         vec![(29, "include", "kept.rs:x")]
     );
+}
+
+#[test]
+fn a_wrapped_header_reads_as_the_one_line_it_was() {
+    let text = "$ cargo run --release --bin 09_train_reverse -- \\\n    --out x.safetensors \\\n    --plot y.svg\n\
+        # device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2026-12-02 UTC\n\
+        #   · scripts/regen-outputs.sh\n\nloss 0.1\n#   not the header\n";
+    let header = output_header(text).expect("a header");
+    assert_eq!(
+        header.command,
+        "cargo run --release --bin 09_train_reverse -- --out x.safetensors --plot y.svg"
+    );
+    assert_eq!(
+        header.device,
+        "# device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2026-12-02 UTC · scripts/regen-outputs.sh"
+    );
+    assert_eq!((header.device_line, header.lines), (4, 5));
+    let one_line = output_header("$ a\n# device: b\n\nc\n").unwrap();
+    assert_eq!(
+        (
+            one_line.command.as_str(),
+            one_line.device_line,
+            one_line.lines
+        ),
+        ("a", 2, 2)
+    );
+    assert_eq!(output_header("no command\n"), None);
 }

@@ -19,16 +19,27 @@
 //! * every exercise page shows that command for each of its exercises, and the
 //!   answer key states the number of exercises the catalog has.
 //!
-//! The test also passes inside the student edition itself, where the regions are blank
-//! already.
+//! * the answer-free edition (`student-edition --no-answers`) holds no line of any
+//!   solution, and the default edition differs from it only by the answers.
+//!
+//! The test also passes inside either student edition itself, where the regions are
+//! blank already.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use xtask::anchors::{self, Exercise, ExerciseFile};
 use xtask::student::{
-    blank_text, ANSWER_KEY, EDITION_NOTE, EXERCISE_SRC, SOLUTIONS,
+    answer_free_key, blank_text, make_edition_as, workspace_files, Edition,
+    ANSWER_FREE_NOTE, ANSWER_KEY, EDITION_NOTE, EXERCISE_SRC, IGNORE_SOLUTIONS,
+    MUTANTS, SOLUTIONS,
 };
+
+/// Whether this workspace is an answer-free edition, whose answer key is a note.
+fn answer_free() -> bool {
+    answer_key().starts_with(&answer_free_key(0)[..40])
+        && !root().join(SOLUTIONS).exists()
+}
 
 /// Where the answer key takes the solutions from: the exercises themselves
 /// here, the copy that `make_edition` keeps in a student edition.
@@ -157,6 +168,16 @@ fn the_book_lists_and_answers_every_exercise() {
         }
         if !page_text.contains(&format!("exercises_ch{nn}")) {
             problems.push(format!("chapter {nn}: the exercise page does not say how to run tests/exercises_ch{nn}.rs"));
+        }
+        if answer_free() {
+            for name in &names {
+                if page.is_some() && !page_text.contains(name.as_str()) {
+                    problems.push(format!(
+                        "the exercise page of chapter {nn} does not mention {name}"
+                    ));
+                }
+            }
+            continue; // its answer key shows nothing (see the test below)
         }
         // The student edition's key includes the copy in SOLUTIONS.
         let source = root().join(answer_key_source()).join(file_name);
@@ -410,6 +431,16 @@ fn the_answer_key_counts_the_exercises_as_the_catalog_does() {
 #[test]
 fn the_answer_key_shows_real_solutions_in_either_edition() {
     let key = answer_key();
+    if answer_free() {
+        let n = xtask::catalog::catalog(&root()).unwrap().len();
+        assert_eq!(key, answer_free_key(n), "the answer-free edition's key");
+        let readme = fs::read_to_string(root().join("README.md")).unwrap();
+        assert!(
+            readme.contains(ANSWER_FREE_NOTE),
+            "the README should say so"
+        );
+        return;
+    }
     let source = answer_key_source();
     let other = if source == SOLUTIONS {
         EXERCISE_SRC
@@ -448,6 +479,281 @@ fn the_answer_key_shows_real_solutions_in_either_edition() {
         for e in &answers.exercises {
             if e.body.iter().any(|l| l.contains("todo!(\"exercise")) {
                 problems.push(format!("{name}: {} is blank", e.name));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A fresh folder outside the repository (an edition refuses a destination inside
+/// it, and cargo's target folder usually is inside).
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("course-edition-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The workspace at `root` is the repository itself (with the solutions in
+/// exercises/src and git to list its files), not a student edition.
+fn is_the_repository() -> bool {
+    !root().join(SOLUTIONS).exists()
+        && !answer_free()
+        && root().join(MUTANTS).is_dir()
+        && workspace_files(&root()).is_ok()
+}
+
+/// Every plain file under `dir` (relative path → bytes), not following links.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let kind = entry.file_type().unwrap();
+            let path = entry.path();
+            if kind.is_dir() {
+                walk(base, &path, out);
+            } else if kind.is_file() {
+                let rel =
+                    path.strip_prefix(base).unwrap().display().to_string();
+                out.insert(rel, fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The solution lines that can betray an answer: every non-blank line (trimmed) of
+/// every solution region, less those that also stand somewhere in the repository
+/// outside the solutions (`}`, `Ok(())`, a line the course library has too), which
+/// a copy without answers still holds.
+fn telling_solution_lines() -> BTreeSet<String> {
+    let mut solution = BTreeSet::new();
+    let mut elsewhere = BTreeSet::new();
+    let exercise_file = |name: &str| {
+        name.starts_with(&format!("{EXERCISE_SRC}/ch")) && name.ends_with(".rs")
+    };
+    for name in workspace_files(&root()).unwrap() {
+        if name.starts_with(&format!("{MUTANTS}/")) || name == ANSWER_KEY {
+            continue; // near-solutions and answers: never copied into this edition
+        }
+        let Ok(bytes) = fs::read(root().join(&name)) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if exercise_file(&name) {
+            let parsed = anchors::exercises(&text, &name).unwrap();
+            elsewhere
+                .extend(parsed.outside.iter().map(|l| l.trim().to_string()));
+            for e in &parsed.exercises {
+                elsewhere.extend(e.hints.iter().map(|l| l.trim().to_string()));
+                solution.extend(e.body.iter().map(|l| l.trim().to_string()));
+            }
+        } else {
+            elsewhere.extend(text.lines().map(|l| l.trim().to_string()));
+        }
+    }
+    solution
+        .into_iter()
+        .filter(|l| !l.is_empty() && anchors::markers(l).is_empty())
+        .filter(|l| !elsewhere.contains(l))
+        .collect()
+}
+
+/// Where in `files` a line of `telling` stands: "path: line".
+fn leaks(
+    files: &BTreeMap<String, Vec<u8>>,
+    telling: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut found = vec![];
+    for (path, bytes) in files {
+        for line in String::from_utf8_lossy(bytes).lines() {
+            if telling.contains(line.trim()) {
+                found.push(format!("{path}: {}", line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_answer_free_edition_holds_no_solution_line() {
+    if !is_the_repository() {
+        eprintln!(
+            "skipped: this is a student edition, with no solutions to look for"
+        );
+        return;
+    }
+    let telling = telling_solution_lines();
+    assert!(
+        telling.len() > 200,
+        "only {} telling solution lines: is the repository's exercises/src blank?",
+        telling.len()
+    );
+    let free = scratch("answer-free");
+    let full = scratch("self-study");
+    make_edition_as(&root(), &free, Edition::AnswerFree).unwrap();
+    make_edition_as(&root(), &full, Edition::SelfStudy).unwrap();
+    // The search can fail: the self-study edition keeps the answers.
+    let in_full = leaks(&tree(&full), &telling);
+    assert!(
+        in_full.iter().any(|l| l.starts_with(SOLUTIONS)),
+        "the search finds no solution in the self-study edition's {SOLUTIONS}/"
+    );
+    let found = leaks(&tree(&free), &telling);
+    eprintln!(
+        "{} telling solution lines; {} places in the self-study edition",
+        telling.len(),
+        in_full.len()
+    );
+    assert!(
+        !free.join(".git").exists(),
+        "the edition must not carry git objects"
+    );
+    assert!(!free.join(SOLUTIONS).exists() && !free.join(MUTANTS).exists());
+    assert!(
+        found.is_empty(),
+        "{} solution lines in the answer-free edition (of {} searched), e.g.:\n{}",
+        found.len(),
+        telling.len(),
+        found[..found.len().min(20)].join("\n")
+    );
+    let _ = fs::remove_dir_all(&free);
+    let _ = fs::remove_dir_all(&full);
+}
+
+/// The self-study edition is what it always was: the repository with the
+/// exercises blanked, the solutions copied for the answer key, a note atop the
+/// README and a line in .gitignore. The answer-free edition is the same less the
+/// answers.
+#[test]
+fn the_default_edition_differs_from_the_answer_free_one_only_by_the_answers() {
+    if !is_the_repository() {
+        eprintln!("skipped: this is a student edition");
+        return;
+    }
+    let free = scratch("answer-free-2");
+    let full = scratch("self-study-2");
+    make_edition_as(&root(), &free, Edition::AnswerFree).unwrap();
+    make_edition_as(&root(), &full, Edition::SelfStudy).unwrap();
+    let (a, d) = (tree(&free), tree(&full));
+    let mut problems = vec![];
+    let key = fs::read_to_string(root().join(ANSWER_KEY)).unwrap();
+    let dropped_output = |p: &str| {
+        p.strip_prefix("book/src/").is_some_and(|o| {
+            o.starts_with("outputs/exercise_") && key.contains(o)
+        })
+    };
+    for (path, bytes) in &d {
+        match a.get(path) {
+            None if path.starts_with(SOLUTIONS) || dropped_output(path) => {}
+            None => {
+                problems.push(format!("only the default edition has {path}"))
+            }
+            Some(other) if other == bytes => {}
+            Some(_)
+                if [ANSWER_KEY, "README.md", ".gitignore"]
+                    .contains(&path.as_str()) => {}
+            Some(_) => {
+                problems.push(format!("{path} differs between the editions"))
+            }
+        }
+    }
+    for path in a.keys().filter(|p| !d.contains_key(*p)) {
+        problems.push(format!("only the answer-free edition has {path}"));
+    }
+    // The default edition against the repository.
+    let text = |m: &BTreeMap<String, Vec<u8>>, p: &str| {
+        String::from_utf8(m[p].clone()).unwrap()
+    };
+    let original = |p: &str| fs::read_to_string(root().join(p)).unwrap();
+    if text(&d, ANSWER_KEY)
+        != key.replace("../../exercises/src/", "../../exercises/solutions/")
+    {
+        problems.push("the default answer key is not the repository's, reading from exercises/solutions/".into());
+    }
+    let readme = original("README.md");
+    let (title, rest) = readme.split_once('\n').unwrap();
+    if text(&d, "README.md") != format!("{title}\n\n{EDITION_NOTE}\n{rest}") {
+        problems.push(
+            "the default README is not the repository's with the note".into(),
+        );
+    }
+    if text(&d, ".gitignore")
+        != format!("{}{IGNORE_SOLUTIONS}", original(".gitignore"))
+    {
+        problems.push(
+            "the default .gitignore is not the repository's plus the solutions"
+                .into(),
+        );
+    }
+    for file in exercise_files(&root().join(EXERCISE_SRC)) {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let src = fs::read_to_string(&file).unwrap();
+        if text(&d, &format!("{SOLUTIONS}/{name}")) != src {
+            problems.push(format!(
+                "{SOLUTIONS}/{name} is not the repository's file"
+            ));
+        }
+        if text(&d, &format!("{EXERCISE_SRC}/{name}"))
+            != blank_text(&src, name).unwrap().0
+        {
+            problems
+                .push(format!("{EXERCISE_SRC}/{name} is not the blanked file"));
+        }
+    }
+    for name in workspace_files(&root()).unwrap() {
+        let changed = name.starts_with(EXERCISE_SRC)
+            || name.starts_with(MUTANTS)
+            || [ANSWER_KEY, "README.md", ".gitignore"].contains(&name.as_str());
+        if changed || !root().join(&name).is_file() {
+            continue;
+        }
+        if d.get(&name) != Some(&fs::read(root().join(&name)).unwrap()) {
+            problems
+                .push(format!("the default edition changed or lost {name}"));
+        }
+    }
+    let _ = fs::remove_dir_all(&free);
+    let _ = fs::remove_dir_all(&full);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The stars of an exercise are the same in its source (the catalog, which the
+/// progress table and the grader's weights read) and in its heading on the book's
+/// exercise page, `### ★★ Title — `exNN_id``.
+#[test]
+fn every_exercise_page_shows_the_catalogs_stars() {
+    let catalog =
+        xtask::catalog::catalog(&root()).unwrap_or_else(|e| panic!("{e:#}"));
+    let pages = root().join("book/src/exercises");
+    let mut problems = vec![];
+    for e in &catalog {
+        let text = fs::read_dir(&pages)
+            .unwrap()
+            .flatten()
+            .map(|p| p.path())
+            .find(|p| {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                name.starts_with(&format!("{}_", e.chapter()))
+            })
+            .and_then(|p| fs::read_to_string(p).ok())
+            .unwrap_or_default();
+        let heading = text.lines().find(|l| {
+            l.starts_with("### ") && l.ends_with(&format!("`{}`", e.id))
+        });
+        match heading {
+            None => problems
+                .push(format!("no heading `### … — `{}`` on its page", e.id)),
+            Some(h) => {
+                let stars = h[4..].chars().take_while(|&c| c == '★').count();
+                if stars != e.stars {
+                    problems.push(format!(
+                        "{}: {} stars in the source, {stars} on the page",
+                        e.id, e.stars
+                    ));
+                }
             }
         }
     }

@@ -16,10 +16,12 @@
 // heads off, so it adds only W_o's bias to the residual stream.
 //
 // A classic script, not an ES module, so that the book works when its files are
-// opened directly (file://); under Node it is a CommonJS module.
+// opened directly (file://); under Node it is a CommonJS module. Its own source
+// (`source`) is what the page's worker runs: a worker cannot load a script file
+// from a book opened as files, but it can run text it is given.
 "use strict";
 
-(function (root) {
+(function explorer_model(root) {
   // ---- vocab.rs ----------------------------------------------------------------
   const PAD_ID = 0;
   const BOS_ID = 1;
@@ -145,19 +147,27 @@
   }
 
   // ---- config.rs -----------------------------------------------------------------
-  /** TransformerConfig::validate: a bad config fails with a sentence. */
+  /**
+   * TransformerConfig::validate, check for check and sentence for sentence (the
+   * page's loader shows them). Whole numbers or BigInts: the loader checks a
+   * file's config as Rust's i64 before anything is built.
+   */
   function validate(c) {
-    const whole = (v) => Number.isInteger(v) && v > 0;
+    const v = {};
     for (const k of ["src_vocab", "tgt_vocab", "d_model", "num_heads", "d_ff", "num_layers", "max_len"]) {
-      if (!whole(c[k])) throw new Error(`${k} must be a positive whole number, got ${c[k]}`);
+      if (typeof c[k] !== "bigint" && !Number.isInteger(c[k])) throw new Error(`${k} must be a whole number, got ${c[k]}`);
+      v[k] = BigInt(c[k]);
     }
-    if (c.src_vocab <= PAD_ID + 1 || c.tgt_vocab <= PAD_ID + 1) {
+    const [d, h] = [v.d_model, v.num_heads];
+    if (!(v.src_vocab > BigInt(PAD_ID + 1) && v.tgt_vocab > BigInt(PAD_ID + 1))) {
       throw new Error("vocabularies need at least PAD and one more token");
     }
-    if (c.d_model % 2 !== 0) throw new Error(`d_model must be even (sin/cos pairs), got ${c.d_model}`);
-    if (c.d_model % c.num_heads !== 0) {
-      throw new Error(`d_model (${c.d_model}) must be divisible by num_heads (${c.num_heads})`);
-    }
+    if (!(d > 0n && d % 2n === 0n)) throw new Error(`d_model must be positive and even (sin/cos pairs), got ${d}`);
+    if (!(h > 0n)) throw new Error(`num_heads must be positive, got ${h}`);
+    if (d % h !== 0n) throw new Error(`d_model (${d}) must be divisible by num_heads (${h})`);
+    if (!(v.d_ff > 0n)) throw new Error(`d_ff must be positive, got ${v.d_ff}`);
+    if (!(v.num_layers > 0n)) throw new Error(`num_layers must be at least 1, got ${v.num_layers}`);
+    if (!(v.max_len > 0n)) throw new Error(`max_len must be positive, got ${v.max_len}`);
   }
 
   /** "vocab 13/13, d_model 128, …": TransformerConfig::shape_summary. */
@@ -499,9 +509,24 @@
    * the step's attention weights.
    */
   function greedy_decode(model, src, max_len = SEQ_LEN, off = null) {
+    const steps = greedy_steps(model, src, max_len, off);
+    for (;;) {
+      const { done, value } = steps.next();
+      if (done) return value;
+    }
+  }
+
+  /**
+   * greedy_decode one decoder step at a time: yields after the encoder and after
+   * each step, and returns what greedy_decode returns. The page runs it between
+   * the reader's keystrokes, so that a decode never holds up typing for longer
+   * than one step.
+   */
+  function* greedy_steps(model, src, max_len = SEQ_LEN, off = null) {
     const { memory, src_mask, weights: encoder_weights } = model.encode(src, off);
     const out = [BOS_ID];
     const steps = [];
+    yield steps.length;
     for (let s = 0; s < max_len - 1; s++) {
       const { logits, weights } = model.decode(out, memory, src_mask, off); // [t, V]
       const t = out.length;
@@ -510,6 +535,7 @@
       steps.push({ input: out.slice(), logits: last, next, weights });
       out.push(next);
       if (next === EOS_ID) break;
+      yield steps.length;
     }
     return { tokens: out, encoder_weights, steps };
   }
@@ -519,8 +545,9 @@
     digit_token, token_word, digits_of, source_tensor,
     validate, shape_summary, sinusoidal_position_encoding, erf, gelu,
     make_padding_mask, make_causal_mask, make_target_mask,
-    Transformer, parameter_shapes, all_on, softmax, argmax, greedy_decode,
+    Transformer, parameter_shapes, all_on, softmax, argmax, greedy_decode, greedy_steps,
   };
+  api.source = `"use strict";\n(${explorer_model})(self);`;
   if (typeof module === "object" && module.exports) module.exports = api;
   else root.explorerModel = api;
 })(typeof globalThis !== "undefined" ? globalThis : this);

@@ -2,6 +2,12 @@
 // step by step, every attention map as a heatmap, heads to switch off, and a
 // file picker for the reader's own checkpoint. The model is model.js; the weights
 // come from weights.js or from the picked file (checkpoint.js).
+//
+// What the reader does must never be lost or misreported: the controls are built
+// once per model and only updated afterwards (a rebuilt checkbox would drop the
+// keyboard's focus), a decode runs a step at a time between keystrokes and is
+// dropped when the input changes under it, and an input error clears everything
+// the last run showed.
 "use strict";
 
 (function () {
@@ -12,13 +18,14 @@
 
   // The three kinds of attention, in the order the page shows them.
   const KINDS = [
-    { key: "cross", title: "Cross-attention", rows: "decoder input", cols: "source",
-      note: "each decoder position reads the source" },
-    { key: "encoder", title: "Encoder self-attention", rows: "source", cols: "source",
+    { key: "cross", title: "Cross-attention", short: "cross", note: "each decoder position reads the source" },
+    { key: "encoder", title: "Encoder self-attention", short: "encoder self",
       note: "each source position reads the source" },
-    { key: "decoder_self", title: "Decoder self-attention", rows: "decoder input", cols: "decoder input",
+    { key: "decoder_self", title: "Decoder self-attention", short: "decoder self",
       note: "masked: each position reads itself and the ones before it" },
   ];
+  /** How long typing must pause before the page decodes (ms). */
+  const TYPING_PAUSE = 150;
 
   const state = {
     model: null,
@@ -28,6 +35,11 @@
     digits: [],
     step: null, // the step whose maps are shown (null: the last one)
     last_ms: null,
+    pending: false, // a decode is waiting or running
+    runs: 0, // decodes finished (the browser test waits on it)
+    loads: 0, // files picked and read, loaded or refused
+    cursor: null, // the cell read with the keyboard: { kind, layer, head, i, j }
+    worker: false, // whether decodes run in a worker, off the page's thread
   };
 
   // ---- building the page -----------------------------------------------------
@@ -44,18 +56,20 @@
 
   const input = el("input", {
     id: "ex-input", type: "text", value: "7 3 0 9 5", autocomplete: "off", spellcheck: "false",
-    "aria-describedby": "ex-notice", oninput: () => run(),
+    inputmode: "numeric", "aria-describedby": "ex-notice", oninput: () => schedule(TYPING_PAUSE),
   });
   const timing = el("span", { id: "ex-timing", class: "ex-quiet" });
   const notice = el("p", { id: "ex-notice", class: "ex-notice", role: "status" });
-  const output = el("p", { id: "ex-output", class: "ex-output" });
+  // Announced when it changes: the decoded digits and whether they are the reversal.
+  const output = el("p", { id: "ex-output", class: "ex-output", "aria-live": "polite", "aria-atomic": "true" });
   const steps = el("table", { id: "ex-steps", class: "ex-steps" });
   const offSummary = el("p", { id: "ex-off", class: "ex-off" });
   const stepPicker = el("input", { id: "ex-step", type: "range", min: "1", max: "1", value: "1",
     oninput: () => { state.step = Number(stepPicker.value) - 1; draw(); } });
   const stepLabel = el("span", { id: "ex-step-label" });
   const maps = el("div", { id: "ex-maps" });
-  const hover = el("p", { id: "ex-hover", class: "ex-quiet" }, "Point at a cell to read its weight.");
+  const howToRead = el("p", { class: "ex-quiet" },
+    "Point at a cell, or tab to a map and use the arrow keys, to read its weight under the maps.");
   const weightsLabel = el("span", { id: "ex-weights" });
   const file = el("input", { id: "ex-file", type: "file", accept: ".safetensors", onchange: () => loadFile() });
   const reset = el("button", { id: "ex-reset", type: "button", onclick: () => useShipped() },
@@ -65,10 +79,11 @@
   root.append(
     el("div", { class: "ex-bar" },
       el("label", { for: "ex-input" }, "Digits to reverse "), input, " ", timing),
-    notice, output, steps,
+    notice, output,
+    el("div", { class: "ex-scroll" }, steps),
     el("div", { class: "ex-bar" },
       el("label", { for: "ex-step" }, "Maps at decoding step "), stepPicker, " ", stepLabel),
-    offSummary, maps, hover,
+    offSummary, howToRead, maps,
     el("div", { class: "ex-weights-bar" },
       el("div", {}, el("strong", {}, "Weights: "), weightsLabel),
       el("div", {}, el("label", { for: "ex-file" }, "Load your own checkpoint (from 09_train_reverse): "),
@@ -77,11 +92,19 @@
   );
 
   // ---- reading the input, like data.rs parse_digits and the CLI of chapter 10 --
+  /** A character as the reader can see it, even when it is invisible. */
+  function shown_char(c) {
+    const code = `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+    return /[\p{L}\p{N}\p{P}\p{S}]/u.test(c) ? `'${c}'` : `the invisible character ${code}`;
+  }
+
   function parse(text) {
     const digits = [];
     for (const c of text) {
-      if (/\s|,/.test(c)) continue;
-      if (!/[0-9]/.test(c)) return { error: `'${c}' is not a digit: give digits 0-9, e.g. 7 3 0 9 5` };
+      // Spaces, commas, and characters that only format text (zero-width spaces
+      // and joiners, a byte-order mark: what a copy from a web page brings along).
+      if (/[\s,\p{Cf}]/u.test(c)) continue;
+      if (!/[0-9]/.test(c)) return { error: `${shown_char(c)} is not a digit: give digits 0-9, e.g. 7 3 0 9 5` };
       digits.push(Number(c));
     }
     if (digits.length === 0) {
@@ -94,20 +117,102 @@
   }
 
   // ---- running the model ---------------------------------------------------------
-  function run() {
-    const started = performance.now();
+  // Every change asks for a decode; only the latest one runs to the end. `generation`
+  // tells a running decode that it has been overtaken.
+  let generation = 0;
+  let timer = null;
+
+  // The decodes run in a worker when the browser gives the page one, so that even
+  // a large model never holds up typing; the worker runs model.js's own source
+  // (M.source) with the weights it is sent. Without one, they run here, a
+  // decoder step at a time between keystrokes.
+  let worker = null;
+  let asked = 0; // the id of the last decode asked of the worker
+  const answers = new Map(); // id → resolve
+  function startWorker() {
+    try {
+      const main = () => {
+        let model = null;
+        self.onmessage = ({ data }) => {
+          const X = self.explorerModel;
+          if (data.values) {
+            model = new X.Transformer((name) => data.values[name], data.config);
+            return;
+          }
+          const started = performance.now();
+          const result = X.greedy_decode(model, X.source_tensor(data.digits), X.SEQ_LEN, data.off);
+          self.postMessage({ id: data.id, result, ms: performance.now() - started });
+        };
+      };
+      const url = URL.createObjectURL(new Blob([`${M.source}\n(${main})();`], { type: "text/javascript" }));
+      const w = new Worker(url);
+      w.onmessage = ({ data }) => {
+        const resolve = answers.get(data.id);
+        answers.delete(data.id);
+        if (resolve) resolve(data);
+      };
+      w.onerror = () => {
+        // A worker that cannot run: decode here instead, from the next change on.
+        worker = null;
+        state.worker = false;
+        for (const resolve of answers.values()) resolve(null);
+        answers.clear();
+        schedule(0);
+      };
+      worker = w;
+      state.worker = true;
+    } catch (_) {
+      worker = null;
+      state.worker = false;
+    }
+  }
+
+  /** A greedy decode in the worker: { result, ms }, or null if the worker failed. */
+  function askWorker(digits, off) {
+    const id = ++asked;
+    return new Promise((resolve) => {
+      answers.set(id, resolve);
+      worker.postMessage({ id, digits, off });
+    });
+  }
+
+  function schedule(delay = 0) {
+    generation++;
+    state.pending = true;
+    clearTimeout(timer);
+    const mine = generation;
+    timer = setTimeout(() => decode(mine), delay);
+  }
+
+  /** Lets the browser handle waiting keystrokes; faster than setTimeout(0). */
+  const breathe = () => new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+
+  /** Clears everything a decode shows, so no earlier result stays on screen. */
+  function clearResult() {
+    state.result = null;
+    state.cursor = null;
+    output.replaceChildren();
+    steps.replaceChildren();
+    stepLabel.textContent = "";
+    timing.textContent = "";
+    delete timing.dataset.ms;
+    maps.hidden = true;
+  }
+
+  /** Reads the input; shows its error or its warning. Returns the digits or null. */
+  function readInput() {
     const parsed = parse(input.value);
     notice.className = "ex-notice";
     if (parsed.error) {
       notice.textContent = parsed.error;
       notice.classList.add("ex-error");
-      state.result = null;
-      output.textContent = "";
-      steps.replaceChildren();
-      maps.replaceChildren();
-      return;
+      clearResult();
+      return null;
     }
-    state.digits = parsed.digits;
     if (parsed.digits.length < M.MIN_LEN) {
       notice.textContent = `Outside the training range: the model was trained on ${M.MIN_LEN} to ` +
         `${M.MAX_LEN} digits and never saw ${parsed.digits.length}. Its output is not to be trusted.`;
@@ -115,11 +220,67 @@
     } else {
       notice.textContent = "";
     }
-    state.result = M.greedy_decode(state.model, M.source_tensor(parsed.digits), M.SEQ_LEN, state.off);
+    return parsed.digits;
+  }
+
+  async function decode(mine) {
+    const digits = readInput();
+    if (!digits) {
+      state.pending = false;
+      return;
+    }
+    if (worker) {
+      const answer = await askWorker(digits, state.off);
+      if (mine !== generation || !answer) return; // overtaken, or decoded again here
+      const started = performance.now();
+      show(digits, answer.result);
+      state.last_ms = answer.ms + performance.now() - started;
+      showTiming();
+      state.pending = false;
+      return;
+    }
+    let busy = 0;
+    let started = performance.now();
+    const run = M.greedy_steps(state.model, M.source_tensor(digits), M.SEQ_LEN, state.off);
+    let result;
+    for (;;) {
+      const { done, value } = run.next();
+      if (done) {
+        result = value;
+        break;
+      }
+      busy += performance.now() - started;
+      await breathe();
+      if (mine !== generation) return; // the input changed: a newer decode runs
+      started = performance.now();
+    }
+    show(digits, result);
+    state.last_ms = busy + performance.now() - started;
+    showTiming();
+    state.pending = false;
+  }
+
+  /** The same as one decode, at once: for the timing in the browser test. */
+  function decodeNow() {
+    const started = performance.now();
+    const digits = readInput();
+    if (!digits) return;
+    show(digits, M.greedy_decode(state.model, M.source_tensor(digits), M.SEQ_LEN, state.off));
+    state.last_ms = performance.now() - started;
+    showTiming();
+  }
+
+  function show(digits, result) {
+    state.digits = digits;
+    state.result = result;
     state.step = null;
+    maps.hidden = false;
     showOutput();
     draw();
-    state.last_ms = performance.now() - started;
+    state.runs++;
+  }
+
+  function showTiming() {
     timing.textContent = `greedy decode and all maps: ${state.last_ms.toFixed(1)} ms`;
     timing.dataset.ms = state.last_ms.toFixed(2);
   }
@@ -142,17 +303,18 @@
     );
 
     steps.replaceChildren(el("tr", {},
-      el("th", {}, "step"), el("th", {}, "decoder input"), el("th", {}, "chosen"),
-      el("th", {}, "top candidates (probability)")));
+      el("th", { scope: "col" }, "step"), el("th", { scope: "col" }, "decoder input"),
+      el("th", { scope: "col" }, "chosen"), el("th", { scope: "col" }, "top candidates (probability)")));
     done.forEach((s, i) => {
       const p = M.softmax(s.logits);
       const top = p.map((v, t) => [v, t]).sort((a, b) => b[0] - a[0]).slice(0, 3);
-      const tr = el("tr", { class: "ex-step", "data-step": String(i), title: "show this step's maps",
-        onclick: () => { state.step = i; draw(); } },
-      el("td", {}, String(i + 1)),
-      el("td", { class: "ex-mono" }, words(s.input)),
-      el("td", { class: "ex-mono ex-chosen" }, M.token_word(s.next)),
-      el("td", { class: "ex-mono" }, top.map(([v, t]) => `${M.token_word(t)} ${percent(v)}`).join(" · ")));
+      const pick = () => { state.step = i; draw(); };
+      const tr = el("tr", { class: "ex-step", "data-step": String(i), onclick: pick },
+        el("td", {}, el("button", { type: "button", class: "ex-step-button", "aria-label": `show the maps of step ${i + 1}`,
+          onclick: (e) => { e.stopPropagation(); pick(); } }, String(i + 1))),
+        el("td", { class: "ex-mono" }, words(s.input)),
+        el("td", { class: "ex-mono ex-chosen" }, M.token_word(s.next)),
+        el("td", { class: "ex-mono" }, top.map(([v, t]) => `${M.token_word(t)} ${percent(v)}`).join(" · ")));
       steps.append(tr);
     });
   }
@@ -164,12 +326,121 @@
     return `${x.toFixed(1)}%`;
   }
 
+  // ---- the maps and their switches: built once per model -------------------------
+  // figures[kind][layer][head] = { figure, canvas, box }; layerBoxes[kind][layer].
+  let figures = null;
+  let layerBoxes = null;
+
+  function buildMaps() {
+    const cfg = state.model.config;
+    figures = {};
+    layerBoxes = {};
+    maps.replaceChildren();
+    for (const kind of KINDS) {
+      const section = el("section", { class: "ex-kind", "data-kind": kind.key, "aria-label": kind.title });
+      section.append(el("h4", {}, kind.title, el("span", { class: "ex-quiet" }, ` — ${kind.note}`)));
+      figures[kind.key] = [];
+      layerBoxes[kind.key] = [];
+      for (let layer = 0; layer < cfg.num_layers; layer++) {
+        const off = () => state.off[kind.key][layer];
+        const layerBox = el("input", { type: "checkbox", "data-kind": kind.key, "data-layer": String(layer),
+          class: "ex-sublayer", "aria-label": `${kind.title}, layer ${layer}: all ${cfg.num_heads} heads on`,
+          onchange: (e) => { off().fill(!e.target.checked); switched(); } });
+        layerBoxes[kind.key].push(layerBox);
+        const row = el("div", { class: "ex-layer", "data-kind": kind.key, "data-layer": String(layer) },
+          el("label", { class: "ex-layer-label" }, layerBox, ` layer ${layer}`));
+        const heads = el("div", { class: "ex-heads" });
+        figures[kind.key].push([]);
+        for (let h = 0; h < cfg.num_heads; h++) {
+          const name = `${kind.title}, layer ${layer}, head ${h}`;
+          const box = el("input", { type: "checkbox", class: "ex-head", "data-kind": kind.key,
+            "data-layer": String(layer), "data-head": String(h), "aria-label": `${name} on`,
+            onchange: (e) => { off()[h] = !e.target.checked; switched(); } });
+          const canvas = el("canvas", { class: "ex-canvas", tabindex: "0", role: "img",
+            "data-kind": kind.key, "data-layer": String(layer), "data-head": String(h),
+            "aria-label": `${name}: map of attention weights; arrow keys read one cell at a time` });
+          const at = { kind: kind.key, layer, head: h };
+          canvas.addEventListener("mousemove", (e) => pointAt(at, canvas, e));
+          canvas.addEventListener("keydown", (e) => keyAt(at, e));
+          canvas.addEventListener("focus", () => focusAt(at));
+          const figure = el("figure", { class: "ex-map" },
+            el("figcaption", {}, el("label", {}, box, ` head ${h}`)), canvas);
+          figures[kind.key][layer].push({ figure, canvas, box });
+          heads.append(figure);
+        }
+        // Each row of maps has its own readout under it, its space kept while it
+        // is empty, so that reading another map moves nothing on the page.
+        const readout = el("p", { class: "ex-readout", "aria-live": "polite",
+          "data-kind": kind.key, "data-layer": String(layer) });
+        row.append(heads);
+        section.append(row, readout);
+      }
+      maps.append(section);
+    }
+  }
+
+  /** A head or a layer switched: show it at once and decode again. */
+  function switched() {
+    showSwitches();
+    schedule(0);
+  }
+
+  /** The switches as state.off says; the focused one is never replaced. */
+  function showSwitches() {
+    for (const kind of KINDS) {
+      state.off[kind.key].forEach((off, layer) => {
+        const all = off.every(Boolean);
+        const box = layerBoxes[kind.key][layer];
+        box.checked = !all;
+        box.indeterminate = !all && off.some(Boolean);
+        const n = off.filter(Boolean).length;
+        box.setAttribute("aria-label", `${kind.title}, layer ${layer}: ` +
+          (n === 0 ? `all ${off.length} heads on` : `${n} of ${off.length} heads off`));
+        off.forEach((o, h) => {
+          const f = figures[kind.key][layer][h];
+          f.box.checked = !o;
+          f.box.setAttribute("aria-label", `${kind.title}, layer ${layer}, head ${h} ${o ? "off" : "on"}`);
+          f.figure.classList.toggle("ex-map-off", o);
+        });
+      });
+    }
+    showOff();
+  }
+
   // ---- drawing the maps ------------------------------------------------------------
+  /** The map of one head at the shown step: its labels and a function for its weights. */
+  function mapOf({ kind, layer, head }) {
+    const r = state.result;
+    const t = shownStep();
+    const step = r.steps[t];
+    // Cut to the real tokens, as viz.rs does: source = digits + EOS.
+    const n_src = state.digits.length + 1;
+    const src_labels = M.source_tensor(state.digits).slice(0, n_src).map(M.token_word);
+    const tgt_labels = step.input.map(M.token_word);
+    const n_tgt = step.input.length;
+    const full_src = M.SEQ_LEN; // the maps of the encoder are [Ls, Ls] with Ls = SEQ_LEN
+    let w; let rows; let cols; let stride;
+    if (kind === "encoder") {
+      w = r.encoder_weights[layer]; [rows, cols, stride] = [src_labels, src_labels, full_src];
+    } else if (kind === "cross") {
+      w = step.weights[layer].cross_attn; [rows, cols, stride] = [tgt_labels, src_labels, full_src];
+    } else {
+      w = step.weights[layer].self_attn; [rows, cols, stride] = [tgt_labels, tgt_labels, n_tgt];
+    }
+    const headRows = kind === "encoder" ? full_src : n_tgt;
+    const base = head * headRows * stride;
+    return { rows, cols, value: (i, j) => w[base + i * stride + j] };
+  }
+
+  function shownStep() {
+    const last = state.result.steps.length - 1;
+    return state.step === null ? last : Math.min(state.step, last);
+  }
+
   function draw() {
     const r = state.result;
-    if (!r) return;
-    const last = r.steps.length - 1;
-    const t = state.step === null ? last : Math.min(state.step, last);
+    if (!r || !figures) return;
+    const t = shownStep();
     stepPicker.max = String(r.steps.length);
     stepPicker.value = String(t + 1);
     const step = r.steps[t];
@@ -177,67 +448,33 @@
     for (const tr of steps.querySelectorAll("tr.ex-step")) {
       tr.classList.toggle("ex-current", Number(tr.dataset.step) === t);
     }
-    showOff();
-
-    // Cut to the real tokens, as viz.rs does: source = digits + EOS.
-    const n_src = state.digits.length + 1;
-    const src_labels = M.source_tensor(state.digits).slice(0, n_src).map(M.token_word);
-    const tgt_labels = step.input.map(M.token_word);
-    const n_tgt = step.input.length;
-    const full_src = M.SEQ_LEN; // the maps of the encoder are [Ls, Ls] with Ls = SEQ_LEN
-    const cfg = state.model.config;
-
-    maps.replaceChildren();
+    showSwitches();
     for (const kind of KINDS) {
-      const section = el("div", { class: "ex-kind", "data-kind": kind.key });
-      section.append(el("h4", {}, kind.title, el("span", { class: "ex-quiet" }, ` — ${kind.note}`)));
-      for (let layer = 0; layer < cfg.num_layers; layer++) {
-        const off = state.off[kind.key][layer];
-        const all = off.every(Boolean);
-        const layerBox = el("input", { type: "checkbox", "data-kind": kind.key, "data-layer": String(layer),
-          class: "ex-sublayer",
-          onchange: (e) => { off.fill(!e.target.checked); run(); } });
-        layerBox.checked = !all;
-        layerBox.indeterminate = !all && off.some(Boolean);
-        const row = el("div", { class: "ex-layer" },
-          el("label", { class: "ex-layer-label" }, layerBox, ` layer ${layer}`));
-        const heads = el("div", { class: "ex-heads" });
-        for (let h = 0; h < cfg.num_heads; h++) {
-          let w; let rows; let cols; let stride;
-          if (kind.key === "encoder") {
-            w = r.encoder_weights[layer]; [rows, cols, stride] = [src_labels, src_labels, full_src];
-          } else if (kind.key === "cross") {
-            w = step.weights[layer].cross_attn; [rows, cols, stride] = [tgt_labels, src_labels, full_src];
-          } else {
-            w = step.weights[layer].self_attn; [rows, cols, stride] = [tgt_labels, tgt_labels, n_tgt];
-          }
-          const headRows = kind.key === "encoder" ? full_src : n_tgt;
-          const base = h * headRows * stride;
-          const value = (i, j) => w[base + i * stride + j];
-          const box = el("input", { type: "checkbox", class: "ex-head", "data-kind": kind.key,
-            "data-layer": String(layer), "data-head": String(h),
-            onchange: (e) => { off[h] = !e.target.checked; run(); } });
-          box.checked = !off[h];
-          const canvas = heatmap(value, rows, cols, off[h], `${kind.title}, layer ${layer}, head ${h}`);
-          heads.append(el("figure", { class: "ex-map" + (off[h] ? " ex-map-off" : "") },
-            el("figcaption", {}, el("label", {}, box, ` head ${h}`)), canvas));
-        }
-        row.append(heads);
-        section.append(row);
-      }
-      maps.append(section);
+      figures[kind.key].forEach((layer, l) => layer.forEach((f, h) => {
+        const at = { kind: kind.key, layer: l, head: h };
+        heatmap(f.canvas, mapOf(at), state.off[kind.key][l][h], cursorOn(at));
+      }));
     }
+    if (state.cursor) readCell();
   }
 
-  /** A heatmap as a canvas: white for 0 to deep blue for 1, as chapter 11's figures. */
-  function heatmap(value, rowLabels, colLabels, isOff, title) {
-    // Four maps side by side in the book's column, whatever the length.
-    const fit = Math.min(Math.floor(124 / colLabels.length), Math.floor(180 / rowLabels.length));
+  const cursorOn = (at) => {
+    const c = state.cursor;
+    return c && c.kind === at.kind && c.layer === at.layer && c.head === at.head ? c : null;
+  };
+
+  /** Geometry of a map's canvas: four maps side by side in the book's column. */
+  function layout(rows, cols) {
+    const fit = Math.min(Math.floor(124 / cols), Math.floor(180 / rows));
     const cell = Math.max(8, Math.min(16, fit));
-    const [left, top] = [34, 32];
+    return { cell, left: 34, top: 32 };
+  }
+
+  /** A heatmap on `canvas`: white for 0 to deep blue for 1, as chapter 11's figures. */
+  function heatmap(canvas, { rows: rowLabels, cols: colLabels, value }, isOff, cursor) {
+    const { cell, left, top } = layout(rowLabels.length, colLabels.length);
     const width = left + cell * colLabels.length + 2;
     const height = top + cell * rowLabels.length + 2;
-    const canvas = el("canvas", { class: "ex-canvas", role: "img", "aria-label": title });
     const dpr = window.devicePixelRatio || 1;
     canvas.width = Math.round(width * dpr);
     canvas.height = Math.round(height * dpr);
@@ -271,50 +508,119 @@
     g.strokeStyle = "#999";
     g.strokeRect(left - 0.5, top - 0.5, cell * colLabels.length + 1, cell * rowLabels.length + 1);
     if (isOff) {
-      // The head still computes these weights; its output is what is dropped.
+      // The head still computes these weights, so they stay visible under a grey
+      // veil; its output is what is dropped. The word sits on a dark patch of its
+      // own, readable over any cell.
       g.fillStyle = "rgba(128, 128, 128, 0.55)";
       g.fillRect(left, top, cell * colLabels.length, cell * rowLabels.length);
+      const [cx, cy] = [left + (cell * colLabels.length) / 2, top + (cell * rowLabels.length) / 2];
+      g.fillStyle = "rgba(0, 0, 0, 0.8)";
+      g.fillRect(cx - 14, cy - 9, 28, 18);
       g.fillStyle = "#fff";
       g.font = "bold 13px sans-serif";
       g.textAlign = "center";
-      g.fillText("off", left + (cell * colLabels.length) / 2, top + (cell * rowLabels.length) / 2);
+      g.fillText("off", cx, cy);
     }
-    canvas.addEventListener("mousemove", (e) => {
-      const box = canvas.getBoundingClientRect();
-      const j = Math.floor((e.clientX - box.left - left) / cell);
-      const i = Math.floor((e.clientY - box.top - top) / cell);
-      if (i >= 0 && j >= 0 && i < rowLabels.length && j < colLabels.length) {
-        hover.textContent = `${title}: row ${i} (${rowLabels[i]}) → column ${j} (${colLabels[j]}): ` +
-          `weight ${value(i, j).toFixed(3)}`;
-      }
-    });
-    return canvas;
+    if (cursor && cursor.i < rowLabels.length && cursor.j < colLabels.length) {
+      // The cell read with the keyboard: a ring dark on light cells and light on dark.
+      g.lineWidth = 2;
+      g.strokeStyle = "#e8590c";
+      g.strokeRect(left + cursor.j * cell + 1, top + cursor.i * cell + 1, cell - 2, cell - 2);
+    }
   }
 
+  // ---- reading a weight: pointer or keyboard, next to the map ------------------------
+  function titleOf({ kind, layer, head }) {
+    return `${KINDS.find((k) => k.key === kind).title}, layer ${layer}, head ${head}`;
+  }
+
+  function say(at, i, j) {
+    const { rows, cols, value } = mapOf(at);
+    for (const r of maps.querySelectorAll(".ex-readout")) {
+      const here = r.dataset.kind === at.kind && Number(r.dataset.layer) === at.layer;
+      r.textContent = here ? `${titleOf(at)}: row ${i} (${rows[i]}) → column ${j} (${cols[j]}): ` +
+        `weight ${value(i, j).toFixed(3)}` : "";
+    }
+  }
+
+  function pointAt(at, canvas, e) {
+    if (!state.result) return;
+    const { rows, cols } = mapOf(at);
+    const { cell, left, top } = layout(rows.length, cols.length);
+    const box = canvas.getBoundingClientRect();
+    const j = Math.floor((e.clientX - box.left - left) / cell);
+    const i = Math.floor((e.clientY - box.top - top) / cell);
+    if (i >= 0 && j >= 0 && i < rows.length && j < cols.length) say(at, i, j);
+  }
+
+  function focusAt(at) {
+    if (!state.result) return;
+    const c = cursorOn(at);
+    state.cursor = c || { ...at, i: 0, j: 0 };
+    draw();
+  }
+
+  function readCell() {
+    const c = state.cursor;
+    const { rows, cols } = mapOf(c);
+    c.i = Math.min(c.i, rows.length - 1);
+    c.j = Math.min(c.j, cols.length - 1);
+    say(c, c.i, c.j);
+  }
+
+  function keyAt(at, e) {
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    const c = cursorOn(at);
+    if (!c || !state.result) return;
+    const { rows, cols } = mapOf(at);
+    if (moves[e.key]) {
+      c.i = Math.max(0, Math.min(rows.length - 1, c.i + moves[e.key][0]));
+      c.j = Math.max(0, Math.min(cols.length - 1, c.j + moves[e.key][1]));
+    } else if (e.key === "Home") {
+      c.j = 0;
+    } else if (e.key === "End") {
+      c.j = cols.length - 1;
+    } else {
+      return;
+    }
+    // The keys are the map's: not the page's scrolling, nor mdBook's arrow keys,
+    // which would turn to the next chapter.
+    e.preventDefault();
+    e.stopPropagation();
+    draw();
+  }
+
+  // The summary's text changes; its button stays the same element, so that it
+  // keeps the keyboard's focus while heads are switched.
+  const offText = el("span", {});
+  const allOn = el("button", { type: "button", id: "ex-all-on",
+    onclick: () => { state.off = M.all_on(state.model.config); switched(); input.focus(); } },
+  "switch all back on");
+  offSummary.append(offText, " ", allOn);
+
   function showOff() {
-    const names = { encoder: "encoder self", decoder_self: "decoder self", cross: "cross" };
     const off = [];
     for (const kind of KINDS) {
       state.off[kind.key].forEach((heads, layer) => heads.forEach((o, h) => {
-        if (o) off.push(`${names[kind.key]} L${layer} H${h}`);
+        if (o) off.push(`${kind.short} L${layer} H${h}`);
       }));
     }
-    if (off.length === 0) {
-      offSummary.replaceChildren("All heads on. Untick a head, or a layer's box for all its heads, to switch it off.");
-      return;
-    }
-    offSummary.replaceChildren(
-      el("strong", {}, `Switched off (${off.length}): `), off.join(", "), " ",
-      el("button", { type: "button", id: "ex-all-on",
-        onclick: () => { state.off = M.all_on(state.model.config); run(); } }, "switch all back on"));
+    allOn.hidden = off.length === 0;
+    offText.replaceChildren(...(off.length === 0
+      ? ["All heads on. Untick a head, or a layer's box for all its heads, to switch it off."]
+      : [el("strong", {}, `Switched off (${off.length}): `), off.join(", ")]));
   }
 
   // ---- weights ----------------------------------------------------------------------
-  function setModel(model, label) {
+  function setModel({ model, values }, label) {
     state.model = model;
+    if (worker) worker.postMessage({ values: Object.fromEntries(values), config: model.config });
     state.off = M.all_on(model.config);
+    state.cursor = null;
     weightsLabel.replaceChildren(...label);
-    run();
+    buildMaps();
+    showSwitches();
+    schedule(0);
   }
 
   function useShipped() {
@@ -327,8 +633,9 @@
         "scripts/regen-outputs.sh --only export_explorer";
       return;
     }
-    const { model, config } = C.load_shipped(shipped);
-    setModel(model, [
+    const loaded = C.load_shipped(shipped);
+    const { config } = loaded;
+    setModel(loaded, [
       "the course's trained model (", M.shape_summary(config), "), fp16, made by ",
       el("code", {}, shipped.provenance[0].replace(/^\$ /, "")), " — ",
       shipped.provenance[1].replace(/^# device: /, ""),
@@ -337,32 +644,45 @@
 
   async function loadFile() {
     const f = file.files[0];
+    // Emptied at once, so that picking the same file again (retrained to the same
+    // path) is a change too: the browser fires none for an unchanged value, and
+    // the page would go on running the old weights under the name of the new.
+    file.value = "";
     if (!f) return;
     loadMessage.className = "";
     loadMessage.textContent = `Reading ${f.name} …`;
+    const when = new Date().toLocaleTimeString();
     try {
-      const bytes = new Uint8Array(await f.arrayBuffer());
-      const { model, config } = C.load_checkpoint(bytes, f.name);
-      setModel(model, ["your checkpoint ", el("code", {}, f.name), ` (${M.shape_summary(config)})`]);
+      const loaded = await C.load_file(f);
+      const { config, note } = loaded;
+      setModel(loaded, ["your checkpoint ", el("code", {}, f.name), ` (${M.shape_summary(config)}), read at ${when}`]);
       loadMessage.className = "ex-loaded";
-      loadMessage.textContent = `Loaded ${f.name}: ${M.shape_summary(config)}.`;
+      loadMessage.textContent = `Loaded ${f.name} at ${when}: ${M.shape_summary(config)}.` + (note ? ` Note: ${note}.` : "");
     } catch (e) {
       loadMessage.className = "ex-error";
-      loadMessage.textContent = `Not loaded: ${e.message}. The page still runs the weights it had.`;
+      const why = e.detail ? `${e.message}: ${e.detail}` : e.message;
+      loadMessage.textContent = `Not loaded (${when}): ${why}. The page still runs the weights it had.`;
     }
+    state.loads++;
   }
 
   /** For scripts/explorer-browser-test.sh: the median time of `n` full updates. */
   function time(n = 20) {
     const ms = [];
     for (let i = 0; i < n; i++) {
-      run();
+      decodeNow();
       ms.push(state.last_ms);
     }
     ms.sort((a, b) => a - b);
     return ms[Math.floor(n / 2)];
   }
 
-  window.explorer = { state, run, time };
+  // The maps' labels take the theme's text colour: draw them again when the
+  // reader switches themes (the page itself is not reloaded).
+  new MutationObserver(() => draw()).observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
+
+  window.explorer = { state, time, decodeNow };
+  clearResult();
+  startWorker();
   useShipped();
 })();

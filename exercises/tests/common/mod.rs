@@ -309,3 +309,94 @@ fn exercise_line() -> Option<String> {
     }
     None
 }
+
+/// The code of exercise region `id` in `source` (the text of the exercise's file, from
+/// `include_str!`): the lines between `// ANCHOR: id` and `// ANCHOR_END: id`, with
+/// comments cut off, so that a hint that names a call does not count as using it.
+/// Panics like the exercise's `todo!()` while the region still holds one.
+pub fn region_code(source: &str, id: &str) -> String {
+    let start = format!("// ANCHOR: {id}");
+    let end = format!("// ANCHOR_END: {id}");
+    let mut lines = source.lines().skip_while(|l| l.trim() != start);
+    assert!(
+        lines.next().is_some(),
+        "test bug: no region {id} in the exercise's file (its markers moved?)"
+    );
+    let code = lines
+        .take_while(|l| l.trim() != end)
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    // Not started: fail as the exercise's own todo!() does, so that `cargo xtask
+    // progress` still calls it "not started".
+    if code.contains("todo!(") {
+        todo!("exercise {id}: see the book, chapter {}", &id[2..4]);
+    }
+    code
+}
+
+/// Fails when the solution of exercise `id` (in `source`, its file's text) calls one of
+/// `calls`: (what it may not write, what to write instead). An exercise that asks for a
+/// thing by hand is not done by calling the course's version of it, even though the
+/// numbers come out right; every other test of the exercise would pass.
+#[track_caller]
+pub fn assert_written_by_hand(source: &str, id: &str, calls: &[(&str, &str)]) {
+    let code = region_code(source, id);
+    for (call, instead) in calls {
+        assert!(
+            !code.contains(call),
+            "{id} calls `{call}`: that is the course's own version of what this exercise \
+             asks you to write. The numbers come out right, but the exercise is not done: \
+             {instead}"
+        );
+    }
+}
+
+/// The first of `calls` that sits inside a loop of `code` (from `region_code`): in the
+/// braces of a `for`, `while` or `loop`, or in the parentheses of an iterator adapter
+/// (`map`, `for_each`, `fold`, …). A call before or after a loop does not count.
+pub fn call_inside_loop<'a>(code: &str, calls: &[&'a str]) -> Option<&'a str> {
+    let bytes = code.as_bytes();
+    // The span from an opening bracket at `open` to its partner.
+    let span = |open: usize, o: u8, c: u8| -> Option<(usize, usize)> {
+        let mut depth = 0;
+        for (j, &b) in bytes.iter().enumerate().skip(open) {
+            if b == o {
+                depth += 1;
+            } else if b == c {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((open, j));
+                }
+            }
+        }
+        None
+    };
+    let mut loops = Vec::new();
+    for kw in ["for ", "while ", "loop "] {
+        for (i, _) in code.match_indices(kw) {
+            let word_start = i == 0
+                || !(bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'_');
+            if let (true, Some(open)) = (word_start, code[i..].find('{')) {
+                loops.extend(span(i + open, b'{', b'}'));
+            }
+        }
+    }
+    for adapter in [
+        ".map(",
+        ".for_each(",
+        ".fold(",
+        ".flat_map(",
+        ".filter_map(",
+        ".scan(",
+    ] {
+        for (i, _) in code.match_indices(adapter) {
+            loops.extend(span(i + adapter.len() - 1, b'(', b')'));
+        }
+    }
+    calls.iter().copied().find(|call| {
+        code.match_indices(call)
+            .any(|(j, _)| loops.iter().any(|&(a, b)| a < j && j < b))
+    })
+}
