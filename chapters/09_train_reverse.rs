@@ -29,7 +29,9 @@ use workbench::graph;
 use workbench::history::{history_path, history_tsv, read_history, RunHistory};
 use workbench::interrupt;
 use workbench::optim::AdamKind;
-use workbench::output::{check_outputs, rescued, reserve, Batch, Reserved};
+use workbench::output::{
+    check_outputs_and_inputs, rescued, reserve, Batch, Reserved,
+};
 use workbench::plot::{
     exact_match_plot, line_chart, parse_figure_path, Format, LineChart,
 };
@@ -111,13 +113,16 @@ fn run(args: Args) -> anyhow::Result<()> {
     // Everything that could stop the run at its end is checked before it starts.
     let history_file = history_path(&args.out);
     let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
-    check_outputs(&output_names(&args, &history_file))?;
+    let inputs: Vec<(&str, &Path)> = args
+        .compare
+        .iter()
+        .map(|p| ("--compare", p.as_path()))
+        .collect();
+    check_outputs_and_inputs(&output_names(&args, &history_file), &inputs)?;
     let config = TransformerConfig {
         init: args.init,
         ..TransformerConfig::reverse_task()
     };
-    // The checkpoint's space, taken now: a full disk is found in a second.
-    let reserved = reserve(&args.out, checkpoint_size(&config)?)?;
     if args.save_on_interrupt {
         interrupt::stop_on_interrupt(
             "interrupted: the model will be saved at the end of this epoch \
@@ -134,6 +139,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         .iter()
         .map(|p| read_history(p))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let opts = TrainOptions {
+        epochs: args.epochs as usize,
+        seed: args.seed,
+        data_seed: args.data_seed,
+        n_train: args.train_samples as usize,
+        ..TrainOptions::default()
+    };
+    // The space of every output, taken now: a full disk is found in a second.
+    let reserved = reserve_outputs(&args, &config, &opts, &others)?;
     set_threads(args.threads);
     let device = select_device(args.device)?;
     if args.cuda_graph {
@@ -149,13 +163,6 @@ fn run(args: Args) -> anyhow::Result<()> {
     let precision = chosen
         .configure(device)
         .with_context(|| format!("--precision {}", chosen.name()))?;
-    let opts = TrainOptions {
-        epochs: args.epochs as usize,
-        seed: args.seed,
-        data_seed: args.data_seed,
-        n_train: args.train_samples as usize,
-        ..TrainOptions::default()
-    };
     let (train, val) = reverse_data(&opts);
     let mut learner = engine::learner(config, device, &opts, &engine_opts)?;
     println!(
@@ -202,8 +209,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     for path in plots.into_iter().flatten() {
         println!("figure written to {}", path.display());
     }
+    // A signal after the last epoch interrupted nothing.
     anyhow::ensure!(
-        !interrupt::interrupted(),
+        !interrupt::interrupted() || history.epochs.len() == opts.epochs,
         "training was interrupted after {} of {} epochs; the model trained so \
          far is saved",
         history.epochs.len(),
@@ -234,44 +242,102 @@ fn output_names<'a>(
     all
 }
 
-/// The checkpoint (into its reserved space), its history and the plots,
+/// The space set aside for each output, in the order of `output_names`.
+struct Reservations {
+    checkpoint: Reserved,
+    history: Reserved,
+    plots: [Option<Reserved>; 3],
+}
+
+/// Reserves the checkpoint's exact size and, for the history and the figures,
+/// an estimate from above: a few dozen bytes per epoch and per step, and each
+/// figure drawn now with stand-in values of its real length, plus half.
+fn reserve_outputs(
+    args: &Args,
+    config: &TransformerConfig,
+    opts: &TrainOptions,
+    others: &[RunHistory],
+) -> anyhow::Result<Reservations> {
+    let steps = opts.epochs * opts.n_train.div_ceil(opts.batch_size);
+    let history = 1024 + 96 * opts.epochs + 24 * steps;
+    // Values that wander as real curves do, so that a PNG compresses no better.
+    let wander = |i: usize| 0.5 + 0.45 * ((i * 7919 % 1000) as f64 / 1000.0);
+    let this = RunHistory {
+        label: args.init.name().to_string(),
+        exact_match: (0..opts.epochs).map(wander).collect(),
+        step_losses: (0..steps).map(wander).collect(),
+    };
+    let runs: Vec<RunHistory> = std::iter::once(this)
+        .chain(others.iter().cloned())
+        .collect();
+    let drawn = |path: &Path, which: usize| -> anyhow::Result<u64> {
+        let format = Format::of(path)?;
+        let chart = match which {
+            0 => {
+                let series: Vec<_> = runs
+                    .iter()
+                    .map(|r| (r.label.clone(), r.exact_match.clone()))
+                    .collect();
+                exact_match_plot(format, &series)?
+            }
+            1 => loss_chart(format, &runs)?,
+            _ => schedule_chart(format, steps.max(1), &|s| wander(s) * 1e-3)?,
+        };
+        Ok(chart.len() as u64 * 3 / 2 + (16 << 10))
+    };
+    let plots = [&args.plot, &args.loss_plot, &args.schedule_plot];
+    let mut reserved_plots = [None, None, None];
+    for (which, (path, slot)) in
+        plots.iter().zip(&mut reserved_plots).enumerate()
+    {
+        if let Some(path) = path {
+            *slot = Some(reserve(path, drawn(path, which)?)?);
+        }
+    }
+    Ok(Reservations {
+        checkpoint: reserve(&args.out, checkpoint_size(config)?)?,
+        history: reserve(&history_path(&args.out), history as u64)?,
+        plots: reserved_plots,
+    })
+}
+
+/// The checkpoint, its history and the plots, each into its reserved space,
 /// installed together or not at all.
 fn save_outputs(
     args: &Args,
     trainer: &Trainer,
     (history, seconds, others): (&History, &[f64], Vec<RunHistory>),
-    reserved: Reserved,
+    reserved: Reservations,
     checkpoint: &[u8],
 ) -> anyhow::Result<()> {
     let mut files = Batch::default();
-    files.stage_reserved(reserved, checkpoint)?;
+    files.stage_reserved(reserved.checkpoint, checkpoint)?;
     let label = args.init.name();
     let tsv = history_tsv(label, history, seconds);
-    files.stage_bytes(&history_path(&args.out), tsv.as_bytes())?;
+    files.stage_reserved(reserved.history, tsv.as_bytes())?;
+    let [plot, loss_plot, schedule_plot] = reserved.plots;
     let this = RunHistory {
         label: label.to_string(),
         exact_match: history.epochs.iter().map(|r| r.val_exact_match).collect(),
         step_losses: history.step_losses.clone(),
     };
     let runs: Vec<RunHistory> = std::iter::once(this).chain(others).collect();
-    if let Some(path) = &args.plot {
+    if let (Some(path), Some(space)) = (&args.plot, plot) {
         let series: Vec<_> = runs
             .iter()
             .map(|r| (r.label.clone(), r.exact_match.clone()))
             .collect();
-        files.stage_bytes(
-            path,
-            &exact_match_plot(Format::of(path)?, &series)?,
-        )?;
+        let chart = exact_match_plot(Format::of(path)?, &series)?;
+        files.stage_reserved(space, &chart)?;
     }
-    if let Some(path) = &args.loss_plot {
-        files.stage_bytes(path, &loss_chart(Format::of(path)?, &runs)?)?;
+    if let (Some(path), Some(space)) = (&args.loss_plot, loss_plot) {
+        files.stage_reserved(space, &loss_chart(Format::of(path)?, &runs)?)?;
     }
-    if let Some(path) = &args.schedule_plot {
+    if let (Some(path), Some(space)) = (&args.schedule_plot, schedule_plot) {
         let steps = trainer.step.max(1);
         let chart =
             schedule_chart(Format::of(path)?, steps, &|s| trainer.lr_at(s))?;
-        files.stage_bytes(path, &chart)?;
+        files.stage_reserved(space, &chart)?;
     }
     files.commit()
 }

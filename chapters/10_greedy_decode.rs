@@ -25,7 +25,7 @@ use workbench::checkpoint::{
     ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
 };
 use workbench::cli::{run_main, select_device, train_first, DeviceChoice};
-use workbench::output::check_writable;
+use workbench::output::check_outputs_and_inputs;
 use workbench::plot::{rate_chart, save, RateChart, RatePoint};
 
 /// Reverse digits with the trained Transformer, one token at a time.
@@ -90,7 +90,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     if digits.is_none() {
-        check_writable(&args.out_dir.join(FIGURE))?;
+        let figure = args.out_dir.join(FIGURE);
+        check_outputs_and_inputs(
+            &[("the figure", &figure)],
+            &[("--checkpoint", &args.checkpoint)],
+        )?;
     }
     let device = select_device(args.device)?;
     let (_vs, model) =

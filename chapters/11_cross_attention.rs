@@ -24,7 +24,7 @@ use workbench::checkpoint::{
     ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
 };
 use workbench::cli::{run_main, select_device, train_first, DeviceChoice};
-use workbench::output::{check_writable, Batch};
+use workbench::output::{check_outputs_and_inputs, Batch};
 use workbench::plot::{heatmaps, Figure, Format, Panel};
 
 /// The slow learner chapter 09 trains with --init framework-default.
@@ -90,9 +90,16 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     // Every file and checkpoint is checked before anything is drawn.
     let out = &args.out_dir;
-    for name in FIGURES {
-        check_writable(&out.join(name))?;
-    }
+    let ablation_path = args
+        .ablation
+        .clone()
+        .or_else(|| Some(PathBuf::from(ABLATION)).filter(|p| p.exists()));
+    let figures: Vec<PathBuf> = FIGURES.iter().map(|n| out.join(n)).collect();
+    let outputs: Vec<(&str, &Path)> =
+        figures.iter().map(|p| ("a figure", p.as_path())).collect();
+    let mut inputs = vec![("--checkpoint", args.checkpoint.as_path())];
+    inputs.extend(ablation_path.as_deref().map(|p| ("--ablation", p)));
+    check_outputs_and_inputs(&outputs, &inputs)?;
     let device = select_device(args.device)?;
     let load = |path: &Path| -> anyhow::Result<Transformer> {
         let (_vs, model) =
@@ -101,10 +108,6 @@ fn run(args: Args) -> anyhow::Result<()> {
         Ok(model)
     };
     let model = load(&args.checkpoint)?;
-    let ablation_path = args
-        .ablation
-        .clone()
-        .or_else(|| Some(PathBuf::from(ABLATION)).filter(|p| p.exists()));
     let slow = ablation_path.as_deref().map(load).transpose()?;
 
     // The figures appear together at the end, or not at all; each is announced

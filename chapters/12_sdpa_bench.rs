@@ -128,26 +128,30 @@ fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a main measurement that would not fit in the memory available, warns
-/// before a slow one, and returns the longest sweep length that fits.
+/// Refuses a main measurement, or a first sweep length, that would not fit in
+/// the memory this process can have (free memory, or what `ulimit -v` leaves),
+/// warns before a slow one, and returns the longest sweep length that fits.
 fn within_memory(s: Sizes) -> Result<i64> {
-    let Some(available) = limits::mem_available() else {
+    let Some(available) = limits::memory_headroom() else {
         return Ok(s.sweep_max);
     };
     let cost = |l| attention_cost(s.b, l, s.d, s.h);
-    let need = cost(s.l).bytes;
-    ensure!(
-        fits(need, available),
-        "B={} L={} d_model={} h={} needs about {} for the hand-written path, \
-         more than 90 % of the {} this machine has available: give a smaller \
-         --len, --batch or --d-model",
-        s.b,
-        s.l,
-        s.d,
-        s.h,
-        bytes_text(need),
-        bytes_text(available)
-    );
+    // The main measurement at --len, then the sweep, which starts at 128.
+    for (l, what) in [(s.l, "--len"), (128, "the sweep's first length,")] {
+        let need = cost(l).bytes;
+        ensure!(
+            fits(need, available),
+            "B={} L={l} ({what}) d_model={} h={} needs about {} for the \
+             hand-written path, more than 90 % of the {} available to this \
+             process (free memory, or what ulimit -v leaves): give a smaller \
+             --len, --batch or --d-model",
+            s.b,
+            s.d,
+            s.h,
+            bytes_text(need),
+            bytes_text(available)
+        );
+    }
     let gflop = cost(s.l).flops / 1e9;
     if gflop > 300.0 {
         eprintln!(

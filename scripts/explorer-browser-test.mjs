@@ -3,7 +3,7 @@
 // WebDriver HTTP API, with nothing but Node 20's fetch, the way a reader uses it:
 // types digits, reads the output, switches heads off with the mouse and the
 // keyboard, reads weights with the arrow keys, picks checkpoints (the same file
-// again after it changed, damaged and crafted ones), switches the book's theme,
+// again after it changed, damaged and crafted ones, an older version's), switches the book's theme,
 // checks the contrast of every piece of text in all five themes, every control's
 // name and its place in the Tab order, and the page at a phone's width. Takes the
 // book's screenshots, and more to look at (a dark theme, a phone). Exits 1 if any
@@ -150,13 +150,23 @@ function readSafetensors(bytes) {
   return { metadata: header.__metadata__, tensors };
 }
 
+/** The text before the whole file's checksum digits (workbench/src/checkpoint.rs `seal`). */
+const FILE_CHECKSUM_KEY = Buffer.from('"file_checksum":"fnv1a64:');
+
 /**
  * A checkpoint as 09_train_reverse writes it: fp32, names sorted, back to back,
- * the checksum of the weights' bytes in the metadata. `edit(header)` may change
- * the header afterwards, to craft a file the loader must refuse.
+ * the checksum of the weights' bytes in the metadata, and the checksum of the
+ * whole file sealed into it as `seal` does (FNV-1a over every byte, its own 16
+ * digits read as zeros). `edit(header)` may change the header before the file
+ * is sealed, to craft a file the loader must refuse for what the edit did;
+ * `older: true` writes it as the course's older versions did, without the
+ * file's checksum.
  */
-function writeCheckpoint(file, { metadata, tensors }, edit = () => {}) {
+function writeCheckpoint(file, { metadata, tensors }, edit = () => {}, { older = false } = {}) {
   const header = { __metadata__: { ...metadata } };
+  // The reader's checkpoint has one already; the shipped weights' had theirs dropped.
+  delete header.__metadata__.file_checksum;
+  if (!older) header.__metadata__.file_checksum = `fnv1a64:${"0".repeat(16)}`;
   const chunks = [];
   let offset = 0;
   for (const name of Object.keys(tensors).sort()) {
@@ -172,7 +182,30 @@ function writeCheckpoint(file, { metadata, tensors }, edit = () => {}) {
   json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]);
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(json.length));
-  fs.writeFileSync(file, Buffer.concat([len, json, data]));
+  const bytes = Buffer.concat([len, json, data]);
+  if (!older) {
+    const at = bytes.subarray(0, 8 + json.length).indexOf(FILE_CHECKSUM_KEY) + FILE_CHECKSUM_KEY.length;
+    bytes.write(fnv1a64(bytes), at, "latin1");
+  }
+  fs.writeFileSync(file, bytes);
+  return path.resolve(file);
+}
+
+/**
+ * `good` with the offsets of two tensors of one shape swapped in its header, and
+ * its checksums kept: every size still right, so only the file's checksum finds it.
+ */
+function withSwappedOffsets(good, file) {
+  const bytes = fs.readFileSync(good);
+  const n = Number(bytes.readBigUInt64LE(0));
+  const text = bytes.subarray(8, 8 + n).toString("utf8").trimEnd();
+  const header = JSON.parse(text);
+  if (JSON.stringify(header) !== text) throw new Error(`${good}: its header is not written as JSON.stringify writes it`);
+  const [q, k] = ["encoder.layers.0.mha.W_q.weight", "encoder.layers.0.mha.W_k.weight"];
+  [header[q].data_offsets, header[k].data_offsets] = [header[k].data_offsets, header[q].data_offsets];
+  const swapped = Buffer.from(bytes);
+  swapped.write(JSON.stringify(header), 8, "utf8"); // the same length: the same numbers, swapped
+  fs.writeFileSync(file, swapped);
   return path.resolve(file);
 }
 
@@ -215,7 +248,12 @@ function checkpoints() {
   // The huge claim is also cut to its header: nothing behind it but 1 KB.
   const huge = crafted[0].file;
   fs.writeFileSync(huge, fs.readFileSync(huge).subarray(0, Number(fs.readFileSync(huge).readBigUInt64LE(0)) + 8 + 1024));
-  return { model, good, zeros, damaged, crafted };
+  // Damage that keeps every size right: found by the file's checksum alone.
+  crafted.push({ name: "swapped-offsets", file: withSwappedOffsets(good, w("swapped-offsets.safetensors")),
+    phrase: "is damaged: its header (config, tensor names, dtypes, shapes or offsets) does not match the checksum written with it" });
+  // A checkpoint of the course's older versions: loaded, with a note of what is unchecked.
+  const older = writeCheckpoint(w("older.safetensors"), model, () => {}, { older: true });
+  return { model, good, zeros, damaged, crafted, older };
 }
 
 // ---- the checks ------------------------------------------------------------------------
@@ -323,10 +361,10 @@ async function pick(s, file) {
 }
 
 async function loading(s, files, shots) {
-  const { good, zeros, damaged, crafted } = files;
+  const { good, zeros, damaged, crafted, older } = files;
   await s.type("#ex-input", "7 3 0 9 5");
   let { msg } = await pick(s, good);
-  check(msg.startsWith("Loaded"), "a checkpoint as 09_train_reverse writes it loads", msg);
+  check(msg.startsWith("Loaded") && !msg.includes("Note:"), "a checkpoint as 09_train_reverse writes it loads, without a note", msg);
   check(await s.text(result) === "5 9 0 3 7", "and reverses 7 3 0 9 5");
   ({ msg } = await pick(s, damaged));
   check(/damaged\.safetensors is \d+ bytes, but a checkpoint of its configuration .* the file is damaged/.test(msg),
@@ -358,6 +396,9 @@ async function loading(s, files, shots) {
     check(m.startsWith("Not loaded") && m.includes(c.phrase) && ms < 3000,
       `a crafted file (${c.name}) is refused at once with Rust's sentence`, `${ms} ms: ${m}`);
   }
+  ({ msg } = await pick(s, older));
+  check(msg.startsWith("Loaded") && msg.includes("Note: older.safetensors was saved by an older version of the course") &&
+    await s.text(result) === "5 9 0 3 7", "a checkpoint of an older version loads, with load_checkpoint's note", msg);
   ({ msg } = await pick(s, good));
   check(msg.startsWith("Loaded") && await s.text(result) === "5 9 0 3 7", "the good checkpoint loads again");
 }

@@ -3,11 +3,12 @@
 # book, opens the page in headless Chromium from the built files (file://) and from
 # `mdbook serve`, and goes through it as a reader would (scripts/explorer-browser-test.mjs
 # lists the checks): 7 3 0 9 5 must come out as 5 9 0 3 7 with the anti-diagonal,
-# switching cross-attention off must break it, a checkpoint must load, the same
-# file picked again after it changed must be read again, damaged and crafted files
-# must be refused with load_checkpoint's sentences, a theme switch must keep what
-# the reader did, every text must pass WCAG AA contrast in all five themes, every
-# control must be named and reachable with Tab, and the page must fit a phone.
+# switching cross-attention off must break it, a checkpoint must load (an older
+# version's with load_checkpoint's note), the same file picked again after it
+# changed must be read again, damaged and crafted files must be refused with
+# load_checkpoint's sentences, a theme switch must keep what the reader did, every
+# text must pass WCAG AA contrast in all five themes, every control must be named
+# and reachable with Tab, and the page must fit a phone.
 # Prints how long a full greedy decode with all maps takes in the page, and writes
 # the explorer page's screenshots, book/src/figures/explorer_*.png, and more to
 # look at (a dark theme, a phone's width, a map read with the keyboard).
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     --shots) shots=$2; shift ;;
     --looks) looks=$2; shift ;;
     --checkpoint) checkpoint=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "explorer-browser-test: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift

@@ -26,7 +26,7 @@ use workbench::checkpoint::{
     ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
 };
 use workbench::cli::{in_range, run_main, thousands};
-use workbench::output::{check_writable, write_bytes_atomic};
+use workbench::output::{check_outputs_and_inputs, write_bytes_atomic};
 use workbench::sys::LIBTORCH_VERSION;
 
 /// Export a checkpoint to fp16 for the book's attention explorer.
@@ -48,7 +48,10 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<()> {
-    check_writable(&args.out)?;
+    check_outputs_and_inputs(
+        &[("--out", &args.out)],
+        &[("--checkpoint", &args.checkpoint)],
+    )?;
     let (vs, model) = load_checkpoint(&args.checkpoint, Device::Cpu)?;
     ensure_reverse_task(&model, &args.checkpoint)?;
     let n_params = parameter_count(&vs);
@@ -147,7 +150,10 @@ fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The checkpoint's own metadata (format and config), read from its header.
+/// The checkpoint's own metadata (format and config), read from its header,
+/// without the whole-file checksum: that one describes the fp32 file, and the
+/// fp16 file is another. (The weights' checksum stays, as in the shipped
+/// file: the page checks it only on fp32 files.)
 fn checkpoint_metadata(path: &Path) -> Result<Value> {
     let mut file = std::fs::File::open(path)?;
     let mut len = [0u8; 8];
@@ -155,10 +161,14 @@ fn checkpoint_metadata(path: &Path) -> Result<Value> {
     let mut header = vec![0u8; u64::from_le_bytes(len) as usize];
     file.read_exact(&mut header)?;
     let header: Value = serde_json::from_slice(&header)?;
-    header
+    let mut metadata = header
         .get("__metadata__")
         .cloned()
-        .context("the checkpoint has no metadata")
+        .context("the checkpoint has no metadata")?;
+    if let Some(m) = metadata.as_object_mut() {
+        m.remove("file_checksum");
+    }
+    Ok(metadata)
 }
 
 /// A safetensors file laid out as workbench/src/checkpoint.rs lays out a

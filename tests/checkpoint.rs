@@ -358,17 +358,185 @@ fn damaged_weights_are_found_by_the_checksum(#[case] how: u8) {
     );
 }
 
-/// Files saved before checksums existed still load (the notice goes to stderr).
-#[test]
-fn an_old_checkpoint_without_a_checksum_still_loads() {
-    let path = crafted("old", |h, _| {
-        h["__metadata__"]
-            .as_object_mut()
-            .unwrap()
-            .remove("checksum");
+/// Files saved before checksums existed still load (the notice goes to stderr),
+/// and so do files of the older version whose checksum covers the weights only.
+#[rstest]
+#[case::no_checksum(&["checksum", "file_checksum"])]
+#[case::weights_only(&["file_checksum"])]
+fn an_old_checkpoint_still_loads(#[case] removed: &[&str]) {
+    let path = crafted(&format!("old-{}", removed.len()), |h, _| {
+        let meta = h["__metadata__"].as_object_mut().unwrap();
+        for key in removed {
+            meta.remove(*key);
+        }
     });
     let (_vs, model) = load_checkpoint(&path, Device::Cpu).unwrap();
     assert_eq!(model.config.d_model, tiny_config().d_model);
+}
+
+// ---- the checksum covers what decides the answer ---------------------------------------
+
+/// A small model's checkpoint: a few kilobytes of weights under a header of
+/// about three, so that every byte of the header can be tried.
+fn small_checkpoint() -> Vec<u8> {
+    let cfg = TransformerConfig {
+        d_model: 8,
+        num_heads: 2,
+        d_ff: 16,
+        num_layers: 1,
+        ..tiny_config()
+    };
+    let (vs, _) = model_with(cfg, 0);
+    checkpoint_bytes(&vs, &cfg).unwrap()
+}
+
+/// `bytes` with the first `from` after `after` replaced by `to`, same length.
+fn replaced(bytes: &[u8], after: &str, from: &str, to: &str) -> Vec<u8> {
+    let find = |hay: &[u8], needle: &[u8]| {
+        hay.windows(needle.len()).position(|w| w == needle)
+    };
+    let start = find(bytes, after.as_bytes()).expect(after);
+    let at = start + find(&bytes[start..], from.as_bytes()).expect(from);
+    let mut out = bytes.to_vec();
+    out[at..at + from.len()].copy_from_slice(to.as_bytes());
+    out
+}
+
+/// The issue's cases: a config that still builds a model (num_heads 4 → 8 or
+/// 1 gives a model of the same tensors, and wrong answers), and two tensors of
+/// one shape whose offsets are swapped. Each keeps every size right, so only a
+/// checksum over the header finds it.
+#[rstest]
+#[case::eight_heads("\"num_heads\"", "\"4\"", "\"8\"")]
+#[case::one_head("\"num_heads\"", "\"4\"", "\"1\"")]
+#[case::max_len("\"max_len\"", "\"14\"", "\"16\"")]
+fn a_changed_config_is_refused(
+    #[case] after: &str,
+    #[case] from: &str,
+    #[case] to: &str,
+) {
+    let (vs, m) = model_with(tiny_config(), 0);
+    let good = checkpoint_bytes(&vs, &m.config).unwrap();
+    let path = temp_path(&format!("config-{}", to.trim_matches('"')));
+    std::fs::write(&path, replaced(&good, after, from, to)).unwrap();
+    let err = load_err(&path);
+    assert!(
+        err.contains("is damaged") && err.contains("header"),
+        "{err}"
+    );
+    assert!(!err.contains('\n'), "{err}");
+}
+
+#[test]
+fn swapped_offsets_of_two_tensors_of_one_shape_are_refused() {
+    let (vs, m) = model_with(tiny_config(), 0);
+    let good = checkpoint_bytes(&vs, &m.config).unwrap();
+    let (mut header, data) = split(&good);
+    let offsets =
+        |h: &serde_json::Value, name: &str| h[name]["data_offsets"].clone();
+    let (q, k) = (
+        "encoder.layers.0.mha.W_q.weight",
+        "encoder.layers.0.mha.W_k.weight",
+    );
+    let (oq, ok) = (offsets(&header, q), offsets(&header, k));
+    header[q]["data_offsets"] = ok;
+    header[k]["data_offsets"] = oq;
+    // join re-serialises the header as the save does: same length, same order.
+    let bytes = join(&header, &data);
+    assert_eq!(bytes.len(), good.len());
+    let path = temp_path("swapped");
+    std::fs::write(&path, bytes).unwrap();
+    let err = load_err(&path);
+    assert!(err.contains("header") && err.contains("checksum"), "{err}");
+}
+
+/// Every byte of the length and the header, changed in three ways (one bit; a
+/// space, or a tab where the padding allows any whitespace; a letter's other
+/// case, which hex digits allow): each file is refused, with one line.
+#[test]
+fn every_one_byte_change_to_the_header_is_refused() {
+    let good = small_checkpoint();
+    let header_end =
+        8 + u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+    let path = temp_path("every-byte");
+    let mut loaded = Vec::new();
+    for i in 0..header_end {
+        let space = if good[i] == b' ' { b'\t' } else { b' ' };
+        let case = good[i]
+            ^ if good[i].is_ascii_alphabetic() {
+                0x20
+            } else {
+                1
+            };
+        for b in [good[i] ^ 0x01, space, case] {
+            let mut bytes = good.clone();
+            bytes[i] = b;
+            std::fs::write(&path, &bytes).unwrap();
+            match load_checkpoint(&path, Device::Cpu) {
+                Ok(_) => loaded.push((i, b as char)),
+                Err(e) => {
+                    let msg = format!("{e:#}");
+                    assert!(!msg.contains('\n'), "byte {i}: {msg}");
+                }
+            }
+        }
+    }
+    assert!(loaded.is_empty(), "loaded after a change at {loaded:?}");
+    std::fs::write(&path, &good).unwrap();
+    load_checkpoint(&path, Device::Cpu).expect("the unchanged file loads");
+}
+
+/// A sparse file of several gigabytes with a header that agrees with its size
+/// (d_model 8192, d_ff 16384, one layer: within every bound on one number) is
+/// refused from its header, in under a second, before anything of its size is
+/// allocated.
+#[test]
+fn a_sparse_multi_gigabyte_checkpoint_is_refused_at_once() {
+    let cfg = TransformerConfig {
+        d_model: 8192,
+        num_heads: 8,
+        d_ff: 16384,
+        num_layers: 1,
+        ..TransformerConfig::reverse_task()
+    };
+    let mut header = serde_json::Map::new();
+    let (vs, _) = model_with(tiny_config(), 0);
+    let (small, _) = split(&checkpoint_bytes(&vs, &tiny_config()).unwrap());
+    let mut meta = small["__metadata__"].clone();
+    for (k, v) in [("d_model", 8192), ("num_heads", 8), ("d_ff", 16384)] {
+        meta[k] = serde_json::Value::String(v.to_string());
+    }
+    meta["num_layers"] = serde_json::Value::String("1".into());
+    header.insert("__metadata__".into(), meta);
+    let mut end = 0i64;
+    for (name, shape) in expected_tensors(&cfg) {
+        let start = end;
+        end += 4 * shape.iter().product::<i64>();
+        header.insert(
+            name,
+            serde_json::json!({"dtype": "F32", "shape": shape,
+                               "data_offsets": [start, end]}),
+        );
+    }
+    let head = join(&serde_json::Value::Object(header), &[]);
+    let path = temp_path("sparse");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, &head).unwrap();
+    file.set_len(head.len() as u64 + end as u64).unwrap();
+    assert!(end > 4 << 30, "{end} bytes");
+    let t = std::time::Instant::now();
+    let err = load_err(&path);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(
+        err.contains("parameter count is")
+            && err.contains("cannot be a checkpoint"),
+        "{err}"
+    );
+    assert!(!err.contains('\n'), "{err}");
 }
 
 /// What `expected_tensors` predicts is what the constructors build, so the

@@ -503,24 +503,95 @@ fn with_meta(good: &[u8], key: &str, value: &str) -> Vec<u8> {
     with_header(good, |h| h["__metadata__"][key] = json!(value))
 }
 
-/// A metadata entry `"deep"` nested in `levels` arrays.
+/// `good` with a key `"deep"` nested in `levels` arrays added to a tensor's
+/// entry, where the loader reads only `dtype`, `shape` and `data_offsets` (in
+/// the metadata, a field of that name would be refused as unknown).
 fn nested(good: &[u8], levels: usize) -> Vec<u8> {
     with_header_text(good, |t| {
         let deep = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
         t.replacen(
-            "\"__metadata__\":{",
-            &format!("\"__metadata__\":{{\"deep\":{deep},"),
+            "\"out_proj.bias\":{",
+            &format!("\"out_proj.bias\":{{\"deep\":{deep},"),
             1,
         )
     })
 }
 
+/// `bytes` with the first `from` in its header replaced by `to`, of the same
+/// length: the file's length, padding and checksums untouched.
+fn replaced(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let header_end =
+        8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let at = bytes[..header_end]
+        .windows(from.len())
+        .position(|w| w == from.as_bytes())
+        .unwrap_or_else(|| panic!("no {from} in the header"));
+    let mut out = bytes.to_vec();
+    out[at..at + from.len()].copy_from_slice(to.as_bytes());
+    out
+}
+
+/// `bytes` with its whole-file checksum written again for what the file now
+/// holds, as workbench/src/checkpoint.rs `seal` writes it on a save (FNV-1a
+/// over every byte, its own 16 digits read as zeros): a crafted file whose
+/// point is a rule of the header's reading, not damage the checksum finds.
+fn sealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let key = b"\"file_checksum\":\"fnv1a64:";
+    let header_end =
+        8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let at = bytes[..header_end]
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("a file checksum in the header")
+        + key.len();
+    bytes[at..at + 16].fill(b'0');
+    let sum = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    bytes[at..at + 16].copy_from_slice(format!("{sum:016x}").as_bytes());
+    bytes
+}
+
+/// What a crafted file must do on both sides.
+#[derive(Clone, Copy)]
+enum Want {
+    /// Load, with no note.
+    Loads,
+    /// Load, with a note on stderr (Rust) or in `note` (the page) that
+    /// contains the phrase.
+    LoadsWithNote(&'static str),
+    /// Be refused, with a sentence that contains the phrase.
+    Refused(&'static str),
+}
+
+/// The notes `load_checkpoint` prints for `path` (its "note: " lines on
+/// stderr), read from a run of 10_greedy_decode on it: they go to stderr, which
+/// this process cannot read back from its own calls.
+fn rust_notes(path: &Path) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_10_greedy_decode"))
+        .arg("--checkpoint")
+        .arg(path)
+        .args(["--device", "cpu", "7", "3", "1"])
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("10_greedy_decode runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "10_greedy_decode: {stderr}");
+    let notes = stderr.lines().filter(|l| l.starts_with("note: "));
+    notes.map(str::to_string).collect()
+}
+
 /// Every file below is tried by `load_checkpoint` + `ensure_reverse_task` and
-/// by the page's loader (Node): both load it, or both refuse it with the same
-/// sentence (anyhow's `{}`: the outermost message), which has to contain the
-/// phrase given, so that each file is refused for the reason it was made for.
-/// The crafted ones are the tests of each check in workbench/src/checkpoint.rs, as it is
-/// now: the checksum covers the tensor bytes only, so a header edit keeps it.
+/// by the page's loader (Node): both load it with the same note or none, or
+/// both refuse it with the same sentence (anyhow's `{}`: the outermost
+/// message). That note or sentence has to contain the phrase given, so that
+/// each file is refused (or loaded) for the reason it was made for. The crafted
+/// ones are the tests of each check in workbench/src/checkpoint.rs. Its file
+/// checksum covers the whole header, so a file edited to reach a rule of the
+/// header's reading (a "+1", deep nesting that fits, junk in a shape) is
+/// `sealed` again after the edit; one edited to test the config, the tensors or
+/// the checksums' own form is refused before the file checksum is compared.
 #[test]
 fn the_page_refuses_what_load_checkpoint_refuses() {
     if !have_node() {
@@ -529,7 +600,7 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
     let dir = temp_dir("refuse");
     let config = TransformerConfig {
         d_model: 16,
-        num_heads: 2,
+        num_heads: 4,
         d_ff: 32,
         num_layers: 1,
         dropout: 0.0,
@@ -540,11 +611,25 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
     let header_end =
         8 + u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
     let offsets = |h: &Value, name: &str| h[name]["data_offsets"].clone();
+    let metadata = |bytes: &[u8], key: &str| {
+        let h: Value = serde_json::from_slice(&bytes[8..header_end]).unwrap();
+        h["__metadata__"][key].as_str().unwrap().to_string()
+    };
+    let without = |bytes: &[u8], keys: &[&str]| {
+        with_header(bytes, |h| {
+            let meta = h["__metadata__"].as_object_mut().unwrap();
+            keys.iter().for_each(|k| _ = meta.remove(*k));
+        })
+    };
+    let flip_a_weight = |mut bytes: Vec<u8>| {
+        let end = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap());
+        bytes[end as usize + 5] ^= 0x10;
+        bytes
+    };
 
-    // (name, bytes, None if both must load it, else the refusal's phrase)
-    let mut cases: Vec<(&str, Vec<u8>, Option<&str>)> = Vec::new();
+    let mut cases: Vec<(&str, Vec<u8>, Want)> = Vec::new();
     let mut refuse =
-        |name, bytes, phrase| cases.push((name, bytes, Some(phrase)));
+        |name, bytes, phrase| cases.push((name, bytes, Want::Refused(phrase)));
 
     // The file's frame: its 8-byte length, its JSON, its size.
     refuse("short", b"abc".to_vec(), "is not a safetensors checkpoint");
@@ -604,6 +689,18 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         .unwrap();
     foreign[at + 19] = b'9';
     refuse("foreign", foreign, "is not a checkpoint of this course");
+    // A renamed field: unknown, and refused as such before the config is read
+    // (which would say max_len is missing).
+    refuse(
+        "unknown-field",
+        with_header(&good, |h| {
+            let meta = h["__metadata__"].as_object_mut().unwrap();
+            let max_len = meta.remove("max_len").unwrap();
+            meta.insert("max_length".into(), max_len);
+        }),
+        "its metadata has a field 'max_length' that no version of this \
+         course writes",
+    );
     refuse(
         "huge-max-len",
         with_meta(&good, "max_len", "1000000000"),
@@ -616,6 +713,16 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
             h["__metadata__"]["d_model"] = json!("16384");
         }),
         "its max_len × d_model is 1073741824, above the 67108864",
+    );
+    // Within every bound on one number: 1.3 billion parameters, 5 GB of fp32.
+    refuse(
+        "huge-parameter-count",
+        with_header(&good, |h| {
+            let m = &mut h["__metadata__"];
+            (m["d_model"], m["num_heads"]) = (json!("8192"), json!("8"));
+            m["d_ff"] = json!("16384");
+        }),
+        "its parameter count is 1342758925, above the 268435456",
     );
     refuse(
         "i64-overflow",
@@ -694,16 +801,106 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         "'out_proj.bias' has no valid data offsets",
     );
 
-    // The weights: checksum, values, the task.
-    let mut flipped = good.clone();
-    flipped[header_end + 5] ^= 0x10;
-    refuse("flipped", flipped, "do not match the checksum");
+    // The checksums: each one's form (16 lower-case hex digits, read before
+    // either is compared), the weights', then the whole file's.
+    let digits = metadata(&good, "checksum")["fnv1a64:".len()..].to_string();
+    let file_digits =
+        metadata(&good, "file_checksum")["fnv1a64:".len()..].to_string();
+    for d in [&digits, &file_digits] {
+        // Upper case must change something for the cases below to mean it.
+        assert_ne!(d.to_uppercase(), *d, "{d} has no letter");
+    }
     refuse(
         "bad-checksum",
         with_meta(&good, "checksum", "fnv1a64:not-hex"),
         "its checksum 'fnv1a64:not-hex' is not one of ours",
     );
-    // A diverged run: NaN weights, saved with their own checksum.
+    refuse(
+        "checksum-upper-case",
+        with_meta(
+            &good,
+            "checksum",
+            &format!("fnv1a64:{}", digits.to_uppercase()),
+        ),
+        "its checksum 'fnv1a64:",
+    );
+    refuse(
+        "checksum-plus-sign",
+        with_meta(&good, "checksum", &format!("fnv1a64:+{}", &digits[1..])),
+        "its checksum 'fnv1a64:+",
+    );
+    refuse(
+        "file-checksum-upper-case",
+        with_meta(
+            &good,
+            "file_checksum",
+            &format!("fnv1a64:{}", file_digits.to_uppercase()),
+        ),
+        "its file_checksum 'fnv1a64:",
+    );
+    refuse(
+        "file-checksum-short",
+        with_meta(
+            &good,
+            "file_checksum",
+            &format!("fnv1a64:{}", &file_digits[1..]),
+        ),
+        "is not one of ours",
+    );
+    let mut flipped = good.clone();
+    flipped[header_end + 5] ^= 0x10;
+    refuse("flipped", flipped, "do not match the checksum");
+    // One byte of the config: a model of the same tensors, with wrong answers.
+    let header_damage = "is damaged: its header (config, tensor names, \
+                         dtypes, shapes or offsets) does not match the \
+                         checksum written with it";
+    let eight_heads =
+        replaced(&good, "\"num_heads\":\"4\"", "\"num_heads\":\"8\"");
+    refuse("num-heads-8", eight_heads.clone(), header_damage);
+    refuse(
+        "swapped-offsets",
+        with_header(&good, |h| {
+            let q = "encoder.layers.0.mha.W_q.weight";
+            let k = "encoder.layers.0.mha.W_k.weight";
+            let (oq, ok) = (offsets(h, q), offsets(h, k));
+            (h[q]["data_offsets"], h[k]["data_offsets"]) = (ok, oq);
+        }),
+        header_damage,
+    );
+    // The digits are found in the header's bytes, as the one such text.
+    refuse(
+        "file-checksum-twice",
+        with_header(&good, |h| {
+            h["out_proj.bias"]["file_checksum"] =
+                json!("fnv1a64:0000000000000000")
+        }),
+        "its file checksum is misplaced",
+    );
+    refuse(
+        "file-checksum-escaped",
+        with_header_text(&good, |t| {
+            t.replacen("\"file_checksum\"", "\"file\\u005fchecksum\"", 1)
+        }),
+        "its file checksum is misplaced",
+    );
+    // Several kinds of damage: the one Rust names first is named.
+    refuse(
+        "flipped-and-num-heads-8",
+        flip_a_weight(eight_heads.clone()),
+        "its weights do not match the checksum",
+    );
+    refuse(
+        "flipped-and-file-checksum-short",
+        flip_a_weight(with_meta(
+            &good,
+            "file_checksum",
+            &format!("fnv1a64:{}", &file_digits[1..]),
+        )),
+        "its file_checksum 'fnv1a64:",
+    );
+
+    // The weights' values, and the task.
+    // A diverged run: NaN weights, saved with their own checksums.
     let nan = {
         let (vs, _) = model_with(config, 3);
         tch::no_grad(|| {
@@ -725,56 +922,93 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         "was trained for another task",
     );
 
-    // What Rust loads, however odd, the page loads too.
-    let stored = {
-        let h: Value = serde_json::from_slice(&good[8..header_end]).unwrap();
-        h["__metadata__"]["checksum"].as_str().unwrap().to_string()
-    };
-    let upper =
-        format!("fnv1a64:+{}", stored["fnv1a64:".len()..].to_uppercase());
-    for (name, bytes) in [
-        ("good", good.clone()),
-        ("plus-sign", with_meta(&good, "num_layers", "+1")),
-        ("checksum-upper-case", with_meta(&good, "checksum", &upper)),
+    // What Rust loads, however odd, the page loads too, with the same note.
+    let older = "was saved by an older version of the course: its checksum \
+                 covers the weights but not the config or the tensor layout, \
+                 so damage there cannot be detected";
+    let unchecked = "has no checksum (it was saved before checksums were \
+                     written), so damage to it cannot be detected";
+    for (name, bytes, want) in [
+        ("good", good.clone(), Want::Loads),
         (
-            "no-checksum",
-            with_header(&good, |h| {
-                h["__metadata__"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("checksum");
-            }),
+            "plus-sign",
+            sealed(with_meta(&good, "num_layers", "+1")),
+            Want::Loads,
         ),
-        ("deep-but-fits", nested(&good, 125)),
+        ("deep-but-fits", sealed(nested(&good, 125)), Want::Loads),
         // Rust keeps a shape's i64 entries and drops the others (filter_map).
         (
             "shape-with-junk",
-            with_header(&good, |h| {
+            sealed(with_header(&good, |h| {
                 h["out_proj.bias"]["shape"] = json!(["x", 13])
-            }),
+            })),
+            Want::Loads,
+        ),
+        // A checksum that is not a string is none (as_str); the file's
+        // checksum still covers the weights.
+        (
+            "checksum-not-a-string",
+            sealed(with_header(&good, |h| {
+                h["__metadata__"]["checksum"] = json!(5)
+            })),
+            Want::Loads,
+        ),
+        (
+            "weights-only-checksum",
+            without(&good, &["file_checksum"]),
+            Want::LoadsWithNote(older),
+        ),
+        // What the note warns of: the older file's config is not covered.
+        (
+            "weights-only-num-heads-8",
+            without(&eight_heads, &["file_checksum"]),
+            Want::LoadsWithNote(older),
+        ),
+        (
+            "no-checksum",
+            without(&good, &["checksum", "file_checksum"]),
+            Want::LoadsWithNote(unchecked),
         ),
     ] {
-        cases.push((name, bytes, None));
+        cases.push((name, bytes, want));
     }
 
     let mut paths = Vec::new();
     let mut rust_says = Vec::new();
-    for (name, bytes, phrase) in &cases {
+    for (name, bytes, want) in &cases {
         let path = dir.join(format!("{name}.safetensors"));
         std::fs::write(&path, bytes).unwrap();
+        let shown = |text: String| {
+            text.replace(
+                &path.display().to_string(),
+                &format!("{name}.safetensors"),
+            )
+        };
         let rust = load_checkpoint(&path, Device::Cpu)
             .and_then(|(_vs, m)| ensure_reverse_task(&m, &path).map(|_| ()));
-        let said = match (rust, phrase) {
-            (Ok(()), None) => None,
-            (Ok(()), Some(_)) => panic!("Rust loaded the {name} file"),
-            (Err(e), None) => panic!("Rust refused the {name} file: {e:#}"),
-            (Err(e), Some(phrase)) => {
-                let shown = e.to_string().replace(
-                    &path.display().to_string(),
-                    &format!("{name}.safetensors"),
-                );
-                assert!(shown.contains(phrase), "Rust, {name}: {shown}");
-                Some(shown)
+        // Ok(the note, or None), or Err(the refusal).
+        let said = match (rust, want) {
+            (Ok(()), Want::Refused(_)) => panic!("Rust loaded the {name} file"),
+            (Err(e), Want::Loads | Want::LoadsWithNote(_)) => {
+                panic!("Rust refused the {name} file: {e:#}")
+            }
+            (Err(e), Want::Refused(phrase)) => {
+                let said = shown(e.to_string());
+                assert!(said.contains(phrase), "Rust, {name}: {said}");
+                Err(said)
+            }
+            (Ok(()), Want::Loads | Want::LoadsWithNote(_)) => {
+                let notes = rust_notes(&path);
+                let note = match (notes.as_slice(), want) {
+                    ([], Want::Loads) => None,
+                    ([note], Want::LoadsWithNote(phrase))
+                        if note.contains(phrase) =>
+                    {
+                        Some(shown(note.clone()))
+                    }
+                    _ => panic!("Rust's notes on {name}: {notes:?}"),
+                };
+                Ok(note)
             }
         };
         rust_says.push(said);
@@ -787,14 +1021,24 @@ fn the_page_refuses_what_load_checkpoint_refuses() {
         .zip(response["refuse"].as_array().unwrap())
     {
         let said = page["message"].as_str();
+        let note = page["note"].as_str();
         println!(
             "{name}: {:.0} ms: {}",
             page["ms"].as_f64().unwrap(),
-            said.unwrap_or("loaded")
+            said.or(note).unwrap_or("loaded")
         );
         match rust {
-            None => assert_eq!(said, None, "the page refused the {name} file"),
-            Some(rust) => {
+            Ok(rust) => {
+                assert_eq!(said, None, "the page refused the {name} file");
+                // Rust's stderr line is "note: " and the page's note.
+                let page = note.map(|n| format!("note: {n}"));
+                assert_eq!(
+                    page.as_deref(),
+                    rust.as_deref(),
+                    "the page and Rust note {name} differently"
+                );
+            }
+            Err(rust) => {
                 let said = said.unwrap_or_else(|| {
                     panic!("the page loaded the {name} file instead of refusing it")
                 });

@@ -9,7 +9,8 @@
 //   same_as_checkpoint?: path, refuse: [path, …] }
 // RESPONSE: { greedy: [[token, …]], forward: [{ logits, encoder, decoder_self,
 //   cross }], same_as_checkpoint: max |difference| of the logits, refuse: [{
-//   message: null when the file loads, detail, ms }], ms }
+//   message: null when the file loads, detail, note: the loader's note on a file
+//   it loads (null when none), ms }], ms }
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -21,10 +22,12 @@ const C = require(path.join(dir, "checkpoint.js"));
 const [requestFile, responseFile] = process.argv.slice(2);
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 
-function load(file) {
+/** The page's loader on a file: { model, note, … }, or it throws Rust's refusal. */
+function loaded(file) {
   const bytes = new Uint8Array(fs.readFileSync(file));
-  return C.load_checkpoint(bytes, path.basename(file)).model;
+  return C.load_checkpoint(bytes, path.basename(file));
 }
+const load = (file) => loaded(file).model;
 
 const needs_model = (request.greedy || []).length + (request.forward || []).length > 0;
 let model = null;
@@ -62,20 +65,21 @@ if (request.same_as_checkpoint && request.forward && request.forward.length) {
   response.same_as_checkpoint = Math.max(...a.map((v, i) => Math.abs(v - b[i])));
 }
 
-// Each file as the page's loader sees it: null when it loads, else the sentence
-// it refuses it with (and the cause, as Rust's `{:#}` would add one), and how
-// long either took.
+// Each file as the page's loader sees it: null when it loads (with the note it
+// loads it with, which Rust prints on stderr), else the sentence it refuses it
+// with (and the cause, as Rust's `{:#}` would add one), and how long either took.
 const attempt = (file) => {
   const t = process.hrtime.bigint();
   let message = null;
   let detail = null;
+  let note = null;
   try {
-    load(file);
+    note = loaded(file).note;
   } catch (e) {
     message = e.message;
     detail = e.detail || null;
   }
-  return { message, detail, ms: Number(process.hrtime.bigint() - t) / 1e6 };
+  return { message, detail, note, ms: Number(process.hrtime.bigint() - t) / 1e6 };
 };
 response.refuse = (request.refuse || []).map(attempt);
 

@@ -1,12 +1,15 @@
 //! Checkpoints: every weight as fp32 in a safetensors file, with the model's config
-//! and a checksum of the weights in the file's metadata, so that a loader can
-//! refuse a checkpoint of another shape, or a damaged one, with a clear message.
+//! and two checksums in the file's metadata: one of the weights, and one of the
+//! whole file (config, tensor names, dtypes, shapes, offsets and weights), so that
+//! a loader can refuse a checkpoint of another shape, or a damaged one, with a
+//! clear message. Damage to the config is the worse kind: a changed `num_heads`
+//! still loads, and answers wrongly.
 //!
-//! Loading is bounded by the file: the header's length is checked against the
-//! file's size, the config against sane bounds, and every tensor's shape against
-//! the config, all before the model is allocated, so a crafted file cannot make
-//! the loader allocate more than the file holds (plus the position tables, whose
-//! size the bounds cap).
+//! Loading is bounded before it starts: the header's length is checked against
+//! the file's size, the config against sane bounds (the parameter count
+//! included), every tensor's shape against the config, and the memory the load
+//! will take against the memory this process can have, all before anything of
+//! the file's size is allocated.
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
@@ -28,6 +31,26 @@ const FORMAT: &str = "transformer-course/1";
 
 /// A header longer than this is not one of ours (ours is about 6 KiB).
 const MAX_HEADER: u64 = 1 << 20;
+
+/// The metadata field whose checksum covers the whole file.
+const FILE_CHECKSUM: &str = "file_checksum";
+
+/// Every metadata field a version of this course has written ("dff" is d_ff's
+/// old name). Any other is damage, a changed field name, say.
+const METADATA_FIELDS: [&str; 12] = [
+    "format",
+    "src_vocab",
+    "tgt_vocab",
+    "d_model",
+    "num_heads",
+    "d_ff",
+    "dff",
+    "num_layers",
+    "max_len",
+    "init",
+    "checksum",
+    FILE_CHECKSUM,
+];
 
 // ANCHOR: save
 /// Saves every variable of `vs` as fp32 with `config` in the metadata, written
@@ -58,7 +81,37 @@ pub fn checkpoint_bytes(
     }
     let mut bytes = header_bytes(config, &shapes, checksum(&data))?;
     bytes.extend(data);
+    seal(&mut bytes)?;
     Ok(bytes)
+}
+
+/// Writes the whole file's checksum into its place in the header: FNV-1a over
+/// every byte of the file, with the 16 digits of that checksum read as zeros.
+fn seal(bytes: &mut [u8]) -> Result<()> {
+    let at = file_checksum_digits(bytes)
+        .context("a new checkpoint's header has no file checksum")?;
+    bytes[at..at + 16].fill(b'0');
+    let sum = format!("{:016x}", checksum(bytes));
+    bytes[at..at + 16].copy_from_slice(sum.as_bytes());
+    Ok(())
+}
+
+/// Where the 16 hex digits of the file checksum start in `bytes` (a whole file,
+/// or its length and header): after the one `"file_checksum":"fnv1a64:` of the
+/// header. None if there is no such text, or more than one.
+fn file_checksum_digits(bytes: &[u8]) -> Option<usize> {
+    let key = format!("\"{FILE_CHECKSUM}\":\"{CHECKSUM}:");
+    let n = bytes
+        .len()
+        .min(8 + u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?) as usize);
+    let header = &bytes[..n];
+    let mut found = header
+        .windows(key.len())
+        .enumerate()
+        .filter(|(_, w)| *w == key.as_bytes())
+        .map(|(i, _)| i + key.len());
+    let at = found.next()?;
+    (found.next().is_none() && at + 16 <= n).then_some(at)
 }
 // ANCHOR_END: save
 
@@ -70,7 +123,8 @@ fn header_bytes(
     sum: u64,
 ) -> Result<Vec<u8>> {
     let mut header = serde_json::Map::new();
-    header.insert("__metadata__".into(), metadata(config, sum));
+    // The file checksum is zeros here; `seal` writes it once the file is whole.
+    header.insert("__metadata__".into(), metadata(config, sum, 0));
     let mut end = 0;
     for (name, shape) in shapes {
         let start = end;
@@ -97,12 +151,12 @@ pub fn checkpoint_size(config: &TransformerConfig) -> Result<u64> {
     check_bounds(config)?;
     let shapes = expected_tensors(config);
     let data: i64 = shapes.iter().map(|(_, s)| s.iter().product::<i64>()).sum();
-    // Every checksum has 16 hex digits, so any value gives the right length.
+    // Every checksum has 16 hex digits, so any values give the right length.
     let header = header_bytes(config, &shapes, 0)?;
     Ok(header.len() as u64 + 4 * data as u64)
 }
 
-fn metadata(c: &TransformerConfig, sum: u64) -> Value {
+fn metadata(c: &TransformerConfig, sum: u64, file_sum: u64) -> Value {
     let fields = [
         ("format", FORMAT.to_string()),
         ("src_vocab", c.src_vocab.to_string()),
@@ -114,6 +168,7 @@ fn metadata(c: &TransformerConfig, sum: u64) -> Value {
         ("max_len", c.max_len.to_string()),
         ("init", c.init.name().to_string()),
         ("checksum", format!("{CHECKSUM}:{sum:016x}")),
+        (FILE_CHECKSUM, format!("{CHECKSUM}:{file_sum:016x}")),
     ];
     let map: BTreeMap<&str, String> = fields.into_iter().collect();
     json!(map)
@@ -122,11 +177,16 @@ fn metadata(c: &TransformerConfig, sum: u64) -> Value {
 /// The name of the checksum in the metadata, before its value.
 const CHECKSUM: &str = "fnv1a64";
 
-/// FNV-1a over the tensor bytes. Each step is a bijection of the running state
-/// for a given byte, so any change of a single byte changes the sum: a flipped
-/// bit is always found, and other damage almost always.
+/// FNV-1a over `bytes`. Each step is a bijection of the running state for a
+/// given byte, so any change of a single byte changes the sum: a flipped bit is
+/// always found, and other damage almost always.
 fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+    checksum_more(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// FNV-1a continued from `state` over `bytes`.
+fn checksum_more(state: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(state, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
@@ -202,10 +262,10 @@ impl CheckedFile {
             "{} (its header claims {n} bytes, the file has {size})",
             not_ours()
         );
-        let mut header = vec![0u8; n as usize];
-        file.read_exact(&mut header).with_context(not_ours)?;
+        let mut raw = vec![0u8; n as usize];
+        file.read_exact(&mut raw).with_context(not_ours)?;
         let header: Value =
-            serde_json::from_slice(&header).with_context(not_ours)?;
+            serde_json::from_slice(&raw).with_context(not_ours)?;
         let config = config_from_header(&header, path)?;
         let offsets = tensor_offsets(&header, &config, path)?;
         let expected =
@@ -216,10 +276,19 @@ impl CheckedFile {
              ({}) is {expected} bytes: the file is damaged or not one of ours",
             config.shape_summary()
         );
-        let mut data = vec![0u8; (size - 8 - n) as usize];
+        let data_len = (size - 8 - n) as usize;
+        check_memory(&config, data_len as u64, path)?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(data_len).map_err(|_| {
+            anyhow::anyhow!(
+                "{shown}: no memory for its {} of weights",
+                crate::output::bytes_text(data_len as u64)
+            )
+        })?;
+        data.resize(data_len, 0);
         file.read_exact(&mut data)
             .with_context(|| format!("cannot read {shown}"))?;
-        verify_checksum(&header, &data, path)?;
+        verify_checksums(&header, (&len, &raw), &data, path)?;
         Ok(CheckedFile {
             config,
             offsets,
@@ -326,30 +395,102 @@ fn tensor_offsets(
     Ok(offsets)
 }
 
-fn verify_checksum(header: &Value, data: &[u8], path: &Path) -> Result<()> {
+/// The checksum of the weights, then the one of the whole file. A file without
+/// the second was saved by an older version of the course, and one without
+/// either before checksums: each still loads, with a note of what cannot be
+/// checked.
+fn verify_checksums(
+    header: &Value,
+    (len, raw): (&[u8], &[u8]),
+    data: &[u8],
+    path: &Path,
+) -> Result<()> {
     let shown = path.display();
-    let field = header
-        .get("__metadata__")
-        .and_then(|m| m.get("checksum"))
-        .and_then(Value::as_str);
-    let Some(field) = field else {
-        eprintln!(
-            "note: {shown} has no checksum (it was saved before checksums \
-             were written), so damage to its weights cannot be detected"
+    let stored = |key: &str| -> Result<Option<u64>> {
+        let field = header
+            .get("__metadata__")
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str);
+        let Some(field) = field else { return Ok(None) };
+        let value = field
+            .strip_prefix(CHECKSUM)
+            .and_then(|s| s.strip_prefix(':'))
+            .filter(|s| {
+                // Lower case only: "A" for "a" would be a change unseen.
+                s.len() == 16
+                    && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            })
+            .and_then(|s| u64::from_str_radix(s, 16).ok())
+            .with_context(|| {
+                format!("{shown}: its {key} '{field}' is not one of ours")
+            })?;
+        Ok(Some(value))
+    };
+    let (data_sum, file_sum) = (stored("checksum")?, stored(FILE_CHECKSUM)?);
+    if let Some(sum) = data_sum {
+        ensure!(
+            checksum(data) == sum,
+            "{shown} is damaged: its weights do not match the checksum \
+             written with them"
         );
+    }
+    match (data_sum, file_sum) {
+        (_, Some(sum)) => {
+            let mut head = len.to_vec();
+            head.extend(raw);
+            let at = file_checksum_digits(&head).with_context(|| {
+                format!("{shown} is damaged: its file checksum is misplaced")
+            })?;
+            head[at..at + 16].fill(b'0');
+            ensure!(
+                checksum_more(checksum(&head), data) == sum,
+                "{shown} is damaged: its header (config, tensor names, \
+                 dtypes, shapes or offsets) does not match the checksum \
+                 written with it"
+            );
+        }
+        (Some(_), None) => eprintln!(
+            "note: {shown} was saved by an older version of the course: its \
+             checksum covers the weights but not the config or the tensor \
+             layout, so damage there cannot be detected"
+        ),
+        (None, None) => eprintln!(
+            "note: {shown} has no checksum (it was saved before checksums \
+             were written), so damage to it cannot be detected"
+        ),
+    }
+    Ok(())
+}
+
+/// Refuses a load that would not fit in the memory this process can have
+/// (free memory, and what `ulimit -v` leaves): its weights are held twice at
+/// the peak (the file's bytes and the model), plus one tensor's values on
+/// their way and the two position tables.
+fn check_memory(
+    c: &TransformerConfig,
+    data_len: u64,
+    path: &Path,
+) -> Result<()> {
+    let Some(headroom) = crate::limits::memory_headroom() else {
         return Ok(());
     };
-    let stored = field
-        .strip_prefix(CHECKSUM)
-        .and_then(|s| s.strip_prefix(':'))
-        .and_then(|s| u64::from_str_radix(s, 16).ok())
-        .with_context(|| {
-            format!("{shown}: its checksum '{field}' is not one of ours")
-        })?;
+    let largest = expected_tensors(c)
+        .iter()
+        .map(|(_, s)| 4 * s.iter().product::<i64>() as u64)
+        .max()
+        .unwrap_or(0);
+    let tables = 2 * 4 * (c.max_len * c.d_model) as u64;
+    let need = 2 * data_len + 2 * largest + tables;
+    let text = crate::output::bytes_text;
     ensure!(
-        checksum(data) == stored,
-        "{shown} is damaged: its weights do not match the checksum written \
-         with them"
+        crate::limits::fits(need, headroom),
+        "{} would take about {} of memory to load ({}), more than 90 % of \
+         the {} available to this process (free memory, or what ulimit -v \
+         leaves)",
+        path.display(),
+        text(need),
+        c.shape_summary(),
+        text(headroom)
     );
     Ok(())
 }
@@ -357,7 +498,7 @@ fn verify_checksum(header: &Value, data: &[u8], path: &Path) -> Result<()> {
 /// The bounds a checkpoint's config must keep, far above the course's model
 /// (vocab 13, d_model 128, 2 layers, max_len 14) and far below what would
 /// exhaust a machine: each is checked before anything is allocated.
-pub const BOUNDS: [(&str, i64); 6] = [
+pub const BOUNDS: [(&str, i64); 7] = [
     ("vocab", 1 << 20),
     ("d_model", 1 << 14),
     ("d_ff", 1 << 16),
@@ -365,6 +506,9 @@ pub const BOUNDS: [(&str, i64); 6] = [
     ("max_len", 1 << 16),
     // The two position tables are max_len × d_model fp32 each.
     ("max_len × d_model", 1 << 26),
+    // 1 GiB of fp32, about 600 times the course's model: each of the bounds
+    // above allows models of tens of gigabytes when the others are high.
+    ("parameter count", 1 << 28),
 ];
 
 fn check_bounds(c: &TransformerConfig) -> Result<()> {
@@ -376,6 +520,12 @@ fn check_bounds(c: &TransformerConfig) -> Result<()> {
         ("max_len", c.max_len),
         ("max_len × d_model", c.max_len.saturating_mul(c.d_model)),
     ];
+    // The parameter count is counted last: only the bounds above keep its
+    // tensor list short and its products from overflowing.
+    let count = |c: &TransformerConfig| -> i64 {
+        let shapes = expected_tensors(c);
+        shapes.iter().map(|(_, s)| s.iter().product::<i64>()).sum()
+    };
     for ((name, value), (_, bound)) in values.into_iter().zip(BOUNDS) {
         ensure!(
             value <= bound,
@@ -383,7 +533,15 @@ fn check_bounds(c: &TransformerConfig) -> Result<()> {
              course can have"
         );
     }
-    c.validate()
+    c.validate()?;
+    let (name, bound) = BOUNDS[6];
+    let value = count(c);
+    ensure!(
+        value <= bound,
+        "its {name} is {value}, above the {bound} any checkpoint of this \
+         course can have"
+    );
+    Ok(())
 }
 
 /// Every variable a model with `config` has, by VarStore name, with its shape,
@@ -448,6 +606,16 @@ fn config_from_header(
         "{shown} is not a checkpoint of this course \
          (its metadata has no transformer-course config)"
     );
+    let unknown = m
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .find(|k| !METADATA_FIELDS.contains(&k.as_str()));
+    if let Some(key) = unknown {
+        bail!(
+            "{shown} is damaged: its metadata has a field '{key}' that no \
+             version of this course writes"
+        );
+    }
     let number = |k: &str| -> Result<i64> {
         field(k).and_then(|v| v.parse().ok()).with_context(|| {
             format!("{shown}: metadata field '{k}' is missing or not a number")

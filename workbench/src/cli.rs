@@ -135,11 +135,12 @@ fn remember_panic(info: &std::panic::PanicHookInfo<'_>) {
     }
 }
 
-/// When stdout is a pipe, the program writes into a pipe of its own, and a
-/// thread copies that to the real stdout until the reader goes away (`| head`),
-/// then drops the rest: a closed stdout never fails a `println!`. When stderr is
-/// the same pipe (`2>&1 | …`), it goes through ours too, so that the two keep
-/// their order.
+/// Unless stdout is a terminal, the program writes into a pipe of its own, and a
+/// thread copies that to the real stdout as long as it can: a reader gone away
+/// (`| head`) or a full disk under `> log` never fails a `println!`, so the log
+/// can never end a run before its save. The reader gone is said nothing about;
+/// any other failure once on stderr. When stderr is the same file (`2>&1`), it
+/// goes through ours too, so that the two keep their order.
 mod stdout_guard {
     use std::fs::File;
     use std::io::{Read, Write};
@@ -152,21 +153,23 @@ mod stdout_guard {
         stderr: Option<RawFd>,
     }
 
-    /// (device, inode) of a pipe descriptor; None for anything else.
-    fn pipe_id(fd: RawFd) -> Option<(u64, u64)> {
-        // SAFETY: fstat writes into a zeroed stat of our own and reads nothing
-        // else; a bad descriptor only makes it fail.
+    /// (device, inode) of an open descriptor that is not a terminal.
+    fn file_id(fd: RawFd) -> Option<(u64, u64)> {
+        // SAFETY: isatty and fstat only read the descriptor's state; fstat
+        // writes into a zeroed stat of our own; a bad descriptor makes them fail.
         let st = unsafe {
+            if libc::isatty(fd) == 1 {
+                return None;
+            }
             let mut st: libc::stat = std::mem::zeroed();
             (libc::fstat(fd, &mut st) == 0).then_some(st)?
         };
-        let is_pipe = (st.st_mode & libc::S_IFMT) == libc::S_IFIFO;
-        is_pipe.then_some((st.st_dev, st.st_ino))
+        Some((st.st_dev, st.st_ino))
     }
 
     pub fn install() -> Option<Guard> {
-        let out = pipe_id(1)?;
-        let merged = pipe_id(2) == Some(out);
+        let out = file_id(1)?;
+        let merged = file_id(2) == Some(out);
         let mut fds = [0; 2];
         // SAFETY: pipe fills the two-element array; dup and dup2 act on
         // descriptors this process owns, and each new descriptor is handed to
@@ -191,18 +194,34 @@ mod stdout_guard {
                 (File::from_raw_fd(fds[0]), File::from_raw_fd(real));
             Some(Guard {
                 thread: std::thread::spawn(move || {
-                    copy_until_closed(reader, real)
+                    copy_until_closed(reader, real, real_err)
                 }),
                 stderr: merged.then_some(real_err),
             })
         }
     }
 
-    fn copy_until_closed(mut reader: File, mut out: File) {
+    fn copy_until_closed(mut reader: File, mut out: File, stderr: RawFd) {
         let mut buf = [0u8; 8192];
         let mut open = true;
         while let Ok(n @ 1..) = reader.read(&mut buf) {
-            open = open && out.write_all(&buf[..n]).is_ok();
+            if !open {
+                continue;
+            }
+            if let Err(e) = out.write_all(&buf[..n]) {
+                open = false;
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    let note = format!(
+                        "note: the log could not be written to standard \
+                         output ({e}); the run goes on without it\n"
+                    );
+                    // SAFETY: write reads our own buffer; the descriptor is
+                    // the real stderr, which stays open for the whole run.
+                    unsafe {
+                        libc::write(stderr, note.as_ptr().cast(), note.len());
+                    }
+                }
+            }
         }
     }
 

@@ -10,6 +10,33 @@ pub fn mem_available() -> Option<u64> {
     meminfo_field(&fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable")
 }
 
+/// Bytes this process can still allocate: the memory available (see
+/// `mem_available`) or, under `ulimit -v`, what the limit leaves above the
+/// address space already in use, whichever is less; None where neither is known.
+pub fn memory_headroom() -> Option<u64> {
+    match (mem_available(), address_space_left()) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    }
+}
+
+/// RLIMIT_AS (`ulimit -v`) minus this process's VmSize; None without a limit.
+pub fn address_space_left() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into our own variable.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let used = meminfo_field(&status, "VmSize")?;
+    Some(r.rlim_cur.saturating_sub(used))
+}
+
 /// A field of /proc/meminfo ("MemAvailable:   12345 kB"), in bytes.
 fn meminfo_field(text: &str, name: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.split(':').next() == Some(name))?;

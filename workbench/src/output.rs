@@ -22,6 +22,15 @@ use crate::interrupt::{self, Registered};
 pub fn check_writable(path: &Path) -> Result<()> {
     let shown = path.display();
     ensure!(!path.as_os_str().is_empty(), "an output path is empty");
+    // "ck/" or "ck/." name a folder, whatever is there now: the rename at
+    // the end would fail, after the work. (Path::file_name hides the slash.)
+    let raw = path.as_os_str().as_encoded_bytes();
+    let last = raw.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    ensure!(
+        !matches!(last, b"" | b"." | b".."),
+        "cannot write {shown}: it names a folder, not a file; give the \
+         file's name too"
+    );
     if let Ok(meta) = fs::symlink_metadata(path) {
         let kind = meta.file_type();
         if kind.is_symlink() {
@@ -60,16 +69,43 @@ pub fn check_writable(path: &Path) -> Result<()> {
 }
 
 /// `check_writable` for every output of a program, after refusing two of them
-/// that are the same file (after following links and `..`), before anything is
-/// created. Each output comes with the name the program gives it in messages
-/// (its flag, say).
+/// that are the same file, before anything is created. Each output comes with
+/// the name the program gives it in messages (its flag, say).
 pub fn check_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
-    let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
+    check_outputs_and_inputs(outputs, &[])
+}
+
+/// `check_outputs`, refusing also an output that is one of the program's
+/// `inputs`: writing it would replace what the run reads. Files are compared by
+/// what they are on disk, not by how they are named: the device and inode of
+/// a file, or, for a file not there yet, of its folder with its name, so that
+/// a hard link, a symbolic link among the folders or a bind mount is no way
+/// around the check; the path with links and `..` resolved as well, for files
+/// whose folder is not there yet either.
+pub fn check_outputs_and_inputs(
+    outputs: &[(&str, &Path)],
+    inputs: &[(&str, &Path)],
+) -> Result<()> {
+    let mut seen: Vec<(&str, &Path, Identity, PathBuf)> = Vec::new();
+    for &(name, path) in inputs {
+        seen.push((name, path, identity(path), resolve(path)?));
+    }
+    let n_inputs = seen.len();
     for &(name, path) in outputs {
-        let real = resolve(path)?;
-        let same =
-            |s: &&(&str, &Path, PathBuf)| s.2 == real || same_file(s.1, path);
-        if let Some((other, first, _)) = seen.iter().find(same) {
+        let (id, real) = (identity(path), resolve(path)?);
+        let same = |s: &&(&str, &Path, Identity, PathBuf)| {
+            s.3 == real || (s.2 != Identity::Unknown && s.2 == id)
+        };
+        if let Some(i) = seen.iter().position(|s| same(&s)) {
+            let (other, first, ..) = seen[i];
+            if i < n_inputs {
+                bail!(
+                    "{name} ({}) is {other} ({}), which this run reads: \
+                     writing it would replace its input; give another path",
+                    path.display(),
+                    first.display()
+                );
+            }
             bail!(
                 "{other} ({}) and {name} ({}) are the same file, so one \
                  would overwrite the other: give them different paths",
@@ -77,12 +113,35 @@ pub fn check_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
                 path.display()
             );
         }
-        seen.push((name, path, real));
+        seen.push((name, path, id, real));
     }
     for &(_, path) in outputs {
         check_writable(path)?;
     }
     Ok(())
+}
+
+/// What a path is on disk, however it is named.
+#[derive(Debug, PartialEq)]
+enum Identity {
+    /// An existing file: device and inode.
+    File(u64, u64),
+    /// A file not there yet: its folder's device and inode, and its name.
+    InFolder(u64, u64, std::ffi::OsString),
+    /// Neither the file nor its folder exists.
+    Unknown,
+}
+
+fn identity(path: &Path) -> Identity {
+    if let Ok(m) = fs::metadata(path) {
+        return Identity::File(m.dev(), m.ino());
+    }
+    match (fs::metadata(folder_of(path)), path.file_name()) {
+        (Ok(m), Some(name)) => {
+            Identity::InFolder(m.dev(), m.ino(), name.into())
+        }
+        _ => Identity::Unknown,
+    }
 }
 
 /// Where `path` really is, whether or not it exists yet: each component that
@@ -332,12 +391,41 @@ impl Batch {
     /// none (those already renamed are put back).
     pub fn commit(mut self) -> Result<()> {
         let staged = std::mem::take(&mut self.staged);
+        // Two runs committing to the same outputs take turns, so that the
+        // files each installs are all its own, never one run's checkpoint
+        // beside another's history. (A kill between renames is not covered.)
+        let _locks = lock_folders(&staged);
         let result = install_all(&staged);
         for s in &staged {
             let _ = fs::remove_file(&s.tmp);
         }
         result
     }
+}
+
+/// An exclusive flock on every folder the batch writes into, taken in one
+/// order (device, inode) so that two batches cannot wait on each other; each is
+/// released when its File closes. A folder that cannot be locked is not: the
+/// lock only orders writers, it guards nothing the renames need.
+fn lock_folders(staged: &[Staged]) -> Vec<File> {
+    use std::os::fd::AsRawFd;
+    let mut folders: Vec<(u64, u64, File)> = staged
+        .iter()
+        .filter_map(|s| File::open(folder_of(&s.target)).ok())
+        .filter_map(|f| {
+            let m = f.metadata().ok()?;
+            Some((m.dev(), m.ino(), f))
+        })
+        .collect();
+    folders.sort_by_key(|f| (f.0, f.1));
+    folders.dedup_by_key(|f| (f.0, f.1));
+    for (_, _, f) in &folders {
+        // SAFETY: flock acts on the descriptor `f` owns and reads no memory.
+        unsafe {
+            libc::flock(f.as_raw_fd(), libc::LOCK_EX);
+        }
+    }
+    folders.into_iter().map(|f| f.2).collect()
 }
 
 /// The renames of `commit`, with their undo.
@@ -465,9 +553,21 @@ fn folder_of(path: &Path) -> PathBuf {
     }
 }
 
+/// The name of `path` as its temporaries carry it: cut to 160 bytes, so that
+/// the temporary's name (about 40 bytes longer) stays within the 255 bytes a
+/// file name can have wherever `path`'s own name does.
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or("output".into(), |n| n.to_string_lossy().into_owned())
+    let mut name = path
+        .file_name()
+        .map_or("output".into(), |n| n.to_string_lossy().into_owned());
+    if name.len() > 160 {
+        let mut cut = 160;
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        name.truncate(cut);
+    }
+    name
 }
 
 /// `.NAME.tmp-TAG-N.EXT` beside `path`: hidden, unique to this process and call,

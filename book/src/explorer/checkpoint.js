@@ -3,14 +3,18 @@
 // course's exported weights (weights.js: the same layout in fp16, as base64).
 //
 // It is workbench/src/checkpoint.rs's loader step for step: CheckedFile::read, then
-// config_from_header with check_bounds and TransformerConfig::validate,
-// tensor_offsets, the file's size, verify_checksum, and load_checkpoint's check
-// for NaN, then ensure_reverse_task. It refuses what they refuse, in the same
-// order and with the same sentences (an Error's `message` is the sentence that
-// anyhow's `{}` shows; `detail`, when there is one, stands for the cause that
-// Rust's `{:#}` would add). tests/explorer_parity.rs holds the two to each other
-// on crafted files. Everything that bounds the work is checked from the first 8
-// bytes and the header, before the weights are read or the model is built.
+// config_from_header (METADATA_FIELDS, check_bounds with TransformerConfig::validate
+// and the parameter count), tensor_offsets, the file's size, verify_checksums (the
+// weights' checksum, then the whole file's), and load_checkpoint's check for NaN,
+// then ensure_reverse_task. It refuses what they refuse, in the same order and with
+// the same sentences (an Error's `message` is the sentence that anyhow's `{}` shows;
+// `detail`, when there is one, stands for the cause that Rust's `{:#}` would add),
+// and a file Rust loads with a note loads here with the same note (`note`, Rust's
+// stderr line without its "note: "). tests/explorer_parity.rs holds the two to each
+// other on crafted files. Everything that bounds the work is checked from the first
+// 8 bytes and the header, before the weights are read or the model is built. The
+// one check left out is check_memory: a page cannot see the machine's free memory
+// or ulimit -v, and the browser refuses an allocation it cannot make by itself.
 "use strict";
 
 (function (root) {
@@ -22,6 +26,14 @@
   const MAX_HEADER = 1n << 20n;
   /** The name of the checksum in the metadata, before its value. */
   const CHECKSUM = "fnv1a64";
+  /** The metadata field whose checksum covers the whole file (FILE_CHECKSUM). */
+  const FILE_CHECKSUM = "file_checksum";
+  /**
+   * Every metadata field a version of the course has written ("dff" is d_ff's old
+   * name): any other is damage, a changed field name, say (METADATA_FIELDS).
+   */
+  const METADATA_FIELDS = ["format", "src_vocab", "tgt_vocab", "d_model", "num_heads", "d_ff", "dff",
+    "num_layers", "max_len", "init", "checksum", FILE_CHECKSUM];
   /** Bytes per value, and the word Rust's message uses, of the dtypes we read. */
   const DTYPES = { F32: { width: 4, word: "fp32" }, F16: { width: 2, word: "fp16" } };
   const I64_MIN = -(1n << 63n);
@@ -304,6 +316,7 @@
     ["num_layers", 256n],
     ["max_len", 1n << 16n],
     ["max_len × d_model", 1n << 26n],
+    ["parameter count", 1n << 28n],
   ];
 
   /** check_bounds: every value BigInt, as Rust's i64 (saturating where Rust is). */
@@ -312,12 +325,19 @@
     area = area > I64_MAX ? I64_MAX : area < I64_MIN ? I64_MIN : area;
     const values = [c.src_vocab > c.tgt_vocab ? c.src_vocab : c.tgt_vocab, c.d_model, c.d_ff,
       c.num_layers, c.max_len, area];
-    BOUNDS.forEach(([name, bound], k) => {
-      if (values[k] > bound) {
-        throw new Error(`its ${name} is ${values[k]}, above the ${bound} any checkpoint of this course can have`);
+    const within = ([name, bound], value) => {
+      if (value > bound) {
+        throw new Error(`its ${name} is ${value}, above the ${bound} any checkpoint of this course can have`);
       }
-    });
+    };
+    values.forEach((value, k) => within(BOUNDS[k], value));
     M.validate(c);
+    // The parameter count last, as in Rust: only the bounds above keep its tensor
+    // list short, and with them every product and the sum are exact in a double.
+    const small = {};
+    for (const [k, v] of Object.entries(c)) small[k] = Number(v);
+    const count = expected_tensors(small).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
+    within(BOUNDS[6], BigInt(count));
   }
 
   function config_from_header(header, shown) {
@@ -326,6 +346,11 @@
     const field = (k) => (m ? as_str(m.get(k)) : undefined);
     if (field("format") !== FORMAT) {
       throw refuse(`${shown} is not a checkpoint of this course (its metadata has no transformer-course config)`);
+    }
+    // The first unknown field in Rust's order (serde_json's Map is a BTreeMap).
+    const unknown = Array.from(m.keys()).sort(by_code_point).find((k) => !METADATA_FIELDS.includes(k));
+    if (unknown !== undefined) {
+      throw refuse(`${shown} is damaged: its metadata has a field '${unknown}' that no version of this course writes`);
     }
     const number = (k) => {
       const v = field(k);
@@ -441,12 +466,15 @@
 
   /**
    * Everything CheckedFile::read checks before it reads the weights, from the
-   * header's bytes (`header_bytes`, `header_len` long) and the file's size.
+   * file's first bytes (`head`: the 8-byte length and the header, which
+   * header_length has checked) and the file's size. `head` is kept for the
+   * file's checksum, which covers it.
    */
-  function check_header(header_bytes, header_len, size, shown, dtype = "F32") {
+  function check_header(head, size, shown, dtype = "F32") {
+    const header_len = head.length - 8;
     let header;
     try {
-      header = parse_json(header_bytes);
+      header = parse_json(head.subarray(8));
     } catch (e) {
       throw refuse(`${shown} is not a safetensors checkpoint`, `its header is not JSON (${e.message})`);
     }
@@ -458,16 +486,20 @@
       throw refuse(`${shown} is ${size} bytes, but a checkpoint of its configuration ` +
         `(${M.shape_summary(config)}) is ${expected} bytes: the file is damaged or not one of ours`);
     }
-    return { header, config, offsets };
+    return { header, config, offsets, head };
   }
 
+  /** FNV-1a's starting state (the FNV-1a 64 offset basis). */
+  const FNV_OFFSET = 0xcbf29ce484222325n;
+
   /**
-   * FNV-1a, 64 bits (workbench/src/checkpoint.rs `checksum`), as a BigInt. The 64-bit
-   * state is kept as two 32-bit halves: the prime is 2^40 + 0x1b3, so
+   * FNV-1a, 64 bits, continued from `state` over `bytes` (workbench/src/checkpoint.rs
+   * `checksum`, and `checksum_more` when `state` is given), as a BigInt. The
+   * 64-bit state is kept as two 32-bit halves: the prime is 2^40 + 0x1b3, so
    * h * prime = (h << 40) + h * 0x1b3, all exact in doubles.
    */
-  function fnv1a64(bytes) {
-    let hi = 0xcbf29ce4, lo = 0x84222325;
+  function fnv1a64(bytes, state = FNV_OFFSET) {
+    let hi = Number(state >> 32n), lo = Number(state & 0xffffffffn);
     for (let i = 0; i < bytes.length; i++) {
       lo = (lo ^ bytes[i]) >>> 0;
       const p = lo * 0x1b3;
@@ -480,34 +512,83 @@
   }
 
   /**
-   * verify_checksum. What it covers is what Rust's covers: `data`, the bytes
-   * after the header (the caller passes exactly those). No checksum field: a
-   * checkpoint saved before checksums, which Rust loads with a note.
+   * file_checksum_digits: where the 16 hex digits of the file checksum start in
+   * `bytes` (a whole file, or its length and header), after the one
+   * `"file_checksum":"fnv1a64:` of the header; undefined if there is no such
+   * text, or more than one. Bytes, not the parsed JSON: the digits are read as
+   * zeros where they stand, so an escaped key or a second copy elsewhere in the
+   * header cannot stand in for the one the checksum was written into.
    */
-  function verify_checksum(header, data, shown) {
-    const field = as_str(get(get(header, "__metadata__"), "checksum"));
-    if (field === undefined) return `${shown} has no checksum (it was saved before checksums were written), ` +
-      "so damage to its weights cannot be detected";
-    // strip_prefix(CHECKSUM), strip_prefix(':'), u64::from_str_radix(_, 16).
-    const rest = field.startsWith(`${CHECKSUM}:`) ? field.slice(CHECKSUM.length + 1) : undefined;
-    const hex = rest !== undefined && /^\+?[0-9a-fA-F]+$/.test(rest) ? BigInt(`0x${rest.replace("+", "")}`) : undefined;
-    if (hex === undefined || hex > U64_MAX) throw refuse(`${shown}: its checksum '${field}' is not one of ours`);
-    if (fnv1a64(data) !== hex) {
+  function file_checksum_digits(bytes) {
+    if (bytes.length < 8) return undefined;
+    const claimed = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+    const n = Number(8n + claimed < BigInt(bytes.length) ? 8n + claimed : BigInt(bytes.length));
+    const key = Array.from(`"${FILE_CHECKSUM}":"${CHECKSUM}:`, (c) => c.charCodeAt(0));
+    const found = [];
+    for (let i = 0; i + key.length <= n && found.length < 2; i++) {
+      if (key.every((b, k) => bytes[i + k] === b)) found.push(i + key.length);
+    }
+    return found.length === 1 && found[0] + 16 <= n ? found[0] : undefined;
+  }
+
+  /**
+   * verify_checksums: the weights' checksum, then the whole file's. What each
+   * covers is what Rust's covers: `data`, the bytes after the header (the caller
+   * passes exactly those), and `head` (length and header, the file checksum's
+   * digits read as zeros) followed by `data`. Returns the note Rust prints for a
+   * file that carries less than both (null when it carries both); throws what
+   * Rust refuses.
+   */
+  function verify_checksums(header, head, data, shown) {
+    // A field that is not a string is no checksum, as Rust's as_str makes it.
+    const stored = (key) => {
+      const field = as_str(get(get(header, "__metadata__"), key));
+      if (field === undefined) return undefined;
+      // strip_prefix(CHECKSUM), strip_prefix(':'), then 16 hex digits in lower
+      // case only: "A" for "a" would be a change unseen.
+      const rest = field.startsWith(`${CHECKSUM}:`) ? field.slice(CHECKSUM.length + 1) : undefined;
+      if (rest === undefined || !/^[0-9a-f]{16}$/.test(rest)) {
+        throw refuse(`${shown}: its ${key} '${field}' is not one of ours`);
+      }
+      return BigInt(`0x${rest}`);
+    };
+    const data_sum = stored("checksum");
+    const file_sum = stored(FILE_CHECKSUM);
+    if (data_sum !== undefined && fnv1a64(data) !== data_sum) {
       throw refuse(`${shown} is damaged: its weights do not match the checksum written with them`);
     }
-    return null;
+    if (file_sum !== undefined) {
+      const at = file_checksum_digits(head);
+      if (at === undefined) throw refuse(`${shown} is damaged: its file checksum is misplaced`);
+      const zeroed = Uint8Array.from(head);
+      zeroed.fill(0x30, at, at + 16); // '0'
+      if (fnv1a64(data, fnv1a64(zeroed)) !== file_sum) {
+        throw refuse(`${shown} is damaged: its header (config, tensor names, dtypes, shapes or offsets) ` +
+          "does not match the checksum written with it");
+      }
+      return null;
+    }
+    if (data_sum !== undefined) {
+      return `${shown} was saved by an older version of the course: its checksum covers the weights ` +
+        "but not the config or the tensor layout, so damage there cannot be detected";
+    }
+    return `${shown} has no checksum (it was saved before checksums were written), ` +
+      "so damage to it cannot be detected";
   }
 
   /**
    * The model from a checked header and the bytes after it (`data`): the
-   * checksum (fp32 checkpoints only: the shipped fp16 weights keep the checksum
-   * of the checkpoint they were exported from), then the values, refused if any
-   * is NaN or infinite. Returns { model, config, metadata, note, values }, `values`
-   * each tensor's by name (the page hands them to its worker).
+   * checksums, then the values, refused if any is NaN or infinite. Checksums on
+   * fp32 checkpoints only: the shipped fp16 weights are another file than the
+   * checkpoint they were exported from, and scripts/export_explorer.rs keeps
+   * that checkpoint's weights checksum (of its fp32 bytes, which no fp16 file
+   * matches) and drops its file checksum. Returns { model, config, metadata,
+   * note, values }, `values` each tensor's by name (the page hands them to its
+   * worker).
    */
   function build_model(checked, data, shown, dtype = "F32") {
-    const { header, config, offsets } = checked;
-    const note = dtype === "F32" ? verify_checksum(header, data, shown) : null;
+    const { header, config, offsets, head } = checked;
+    const note = dtype === "F32" ? verify_checksums(header, head, data, shown) : null;
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     const values_of = new Map();
     for (const [name, { start, len }] of offsets) {
@@ -551,7 +632,7 @@
    */
   function load_checkpoint(bytes, shown, dtype = "F32") {
     const n = header_length(bytes.subarray(0, 8), bytes.length, shown);
-    const checked = check_header(bytes.subarray(8, 8 + n), n, bytes.length, shown, dtype);
+    const checked = check_header(bytes.subarray(0, 8 + n), bytes.length, shown, dtype);
     const loaded = build_model(checked, bytes.subarray(8 + n), shown, dtype);
     ensure_reverse_task(loaded.config, shown);
     return loaded;
@@ -565,7 +646,7 @@
   async function load_file(file, shown = file.name) {
     const bytes = async (from, to) => new Uint8Array(await file.slice(from, to).arrayBuffer());
     const n = header_length(await bytes(0, 8), file.size, shown);
-    const checked = check_header(await bytes(8, 8 + n), n, file.size, shown, "F32");
+    const checked = check_header(await bytes(0, 8 + n), file.size, shown, "F32");
     const loaded = build_model(checked, await bytes(8 + n, file.size), shown, "F32");
     ensure_reverse_task(loaded.config, shown);
     return loaded;
@@ -586,8 +667,9 @@
   }
 
   const api = {
-    FORMAT, BOUNDS, JsonNumber, parse_json, json_text, half_to_float, fnv1a64, header_length, read_header,
-    config_from_header, expected_tensors, tensor_offsets, check_header, build_model, ensure_reverse_task,
+    FORMAT, BOUNDS, METADATA_FIELDS, JsonNumber, parse_json, json_text, half_to_float, fnv1a64,
+    file_checksum_digits, header_length, read_header, config_from_header, expected_tensors, tensor_offsets,
+    check_header, verify_checksums, build_model, ensure_reverse_task,
     load_checkpoint, load_file, load_shipped, from_base64,
   };
   if (typeof module === "object" && module.exports) module.exports = api;
