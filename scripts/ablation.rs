@@ -381,11 +381,10 @@ fn summary(variants: &[&'static Variant], runs: &[Run]) {
     }
     println!();
     println!(
-        "steps to 0.9: the first check at or above it ('-': never). vs course: \
-         for each\nseed, the variant against the course's model trained from \
-         the same seed on the\nsame batches, row by row on the same test \
-         samples: 'worse'/'better' when the\nexact sign test gives p < 0.01, \
-         '~' otherwise; then the largest p of the seeds."
+        "steps to 0.9: the first check at or above it ('-': never). vs course: for each\n\
+         seed, the variant against the course's model trained from the same seed on the\n\
+         same batches, row by row on the same test samples (the exact sign test):\n\
+         '−' worse, '+' better at p < 0.01, '~' neither; then the largest p of the seeds."
     );
 }
 
@@ -393,8 +392,9 @@ fn rate(r: &Run) -> f64 {
     r.right() as f64 / r.test_rows.len() as f64
 }
 
-/// "worse ×3, p ≤ 1e-12": each seed's sign test of the variant's run against
-/// the course's run of the same seed, on the same test rows.
+/// "− ×3, p ≤ 1e-12" or "+ − ~, p ≤ 0.02": each seed's sign test of the
+/// variant's run against the course's run of the same seed, on the same test
+/// rows; − worse, + better, ~ neither at p < 0.01; then the largest p.
 fn compare(course: &[&Run], mine: &[&Run]) -> String {
     let mut verdicts = Vec::new();
     let mut largest_p: f64 = 0.0;
@@ -410,13 +410,13 @@ fn compare(course: &[&Run], mine: &[&Run]) -> String {
         verdicts.push(if p >= 0.01 {
             "~"
         } else if lost > gained {
-            "worse"
+            "−"
         } else {
-            "better"
+            "+"
         });
     }
     let all_same = verdicts.windows(2).all(|w| w[0] == w[1]);
-    let words = if all_same && !verdicts.is_empty() {
+    let words = if all_same && verdicts.len() > 1 {
         format!("{} ×{}", verdicts[0], verdicts.len())
     } else {
         verdicts.join(" ")
@@ -468,15 +468,17 @@ fn loss_curves<'a>(
             let mine: Vec<&Run> =
                 runs.iter().filter(|r| r.variant == v.name).collect();
             let steps = mine.iter().map(|r| r.losses.len()).min().unwrap_or(0);
-            let points = (0..steps / WINDOW.min(steps).max(1))
+            // A run shorter than a window (--quick) is one window.
+            let window = WINDOW.min(steps).max(1);
+            let points = (0..steps / window)
                 .map(|w| {
-                    let span = w * WINDOW..(w + 1) * WINDOW;
+                    let span = w * window..(w + 1) * window;
                     let sum: f64 = mine
                         .iter()
                         .flat_map(|r| r.losses[span.clone()].iter())
                         .sum();
-                    let n = (mine.len() * WINDOW) as f64;
-                    (((w + 1) * WINDOW) as f64, sum / n)
+                    let n = (mine.len() * window) as f64;
+                    (((w + 1) * window) as f64, sum / n)
                 })
                 .collect();
             (v.name.to_string(), points)

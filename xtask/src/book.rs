@@ -397,7 +397,16 @@ fn check_output_file(
     );
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let long_header = LONG_HEADERS_AWAITING_A_RERUN.contains(&name);
-    if !WIDE_OUTPUTS_AWAITING_A_GPU.contains(&name) {
+    let wide_allowed = WIDE_OUTPUTS_AWAITING_A_GPU.contains(&name)
+        || WIDE_OUTPUTS_AWAITING_A_RERUN.contains(&name);
+    if wide_allowed && too_wide(text.lines(), 1).is_empty() {
+        problems.push(layout.problem(
+            file,
+            1,
+            format!("{name} fits now: remove it from the list of wide outputs in xtask/src/book.rs {included_from}"),
+        ));
+    }
+    if !wide_allowed {
         // The header too, unless it was written before headers wrapped.
         let skip = if long_header { header.lines } else { 0 };
         if let Some(&(n, width)) =
@@ -644,6 +653,11 @@ const WIDE_OUTPUTS_AWAITING_A_GPU: [&str; 6] = [
     "12_sdpa_bench_cuda.txt",
     "bench_vs_pytorch_cuda.txt",
 ];
+
+/// Outputs of long CPU runs made before their program printed narrower lines:
+/// the ablation study (52 minutes) wrote its verdict column up to 91 wide. The
+/// program now fits; the next `scripts/regen-outputs.sh --only ablation` does.
+const WIDE_OUTPUTS_AWAITING_A_RERUN: [&str; 1] = ["ablation.txt"];
 
 /// Outputs whose two header lines were written unwrapped, before scripts/regen-outputs.sh
 /// wrapped them, and that cannot be remade on any machine at hand: chapters 09-11 train
