@@ -35,3 +35,4 @@ pub mod ch09_train_reverse;
 pub mod ch10_greedy_decode;
 pub mod ch11_cross_attention;
 pub mod ch12_sdpa_bench;
+pub mod ch13_ablation;

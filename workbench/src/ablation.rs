@@ -306,7 +306,7 @@ impl Ablated {
                     let mut w = e.emb.ws.shallow_clone();
                     let fresh =
                         Tensor::randn(w.size(), (Kind::Float, w.device()));
-                    let _ = w.copy_(&(fresh * std));
+                    w.copy_(&(fresh * std));
                     let _ = w.get(PAD_ID).zero_();
                 });
             }

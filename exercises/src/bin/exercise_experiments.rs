@@ -6,6 +6,7 @@
 //!   cargo run --release --bin exercise_experiments -- kv-cache [--quick]
 //!   cargo run --release --bin exercise_experiments -- copy-task [--quick]
 //!   cargo run --release --bin exercise_experiments -- norms [--quick]
+//!   cargo run --release --bin exercise_experiments -- post-norm [--quick]
 //!
 //! `scripts/exercise-experiments.sh` runs them all; `scripts/regen-outputs.sh`
 //! writes each one's output to `book/src/outputs/exercise_<name>.txt`. --quick
@@ -22,25 +23,28 @@ use exercises::ch03_feed_forward::{swiglu_hidden_matching, SwiGluFeedForward};
 use exercises::ch04_encoder::PostNormEncoderLayer;
 use exercises::ch08_reverse_data::make_copy_dataset;
 use exercises::ch10_greedy_decode::greedy_decode_cached;
+use exercises::ch13_ablation::{paired_verdict, post_norm_without_warmup};
 use transformer_course::attention::MultiHeadAttention;
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::make_dataset;
 use transformer_course::embedding::TokenAndPosition;
 use transformer_course::encoder::EncoderLayer;
-use transformer_course::generate::greedy_decode;
+use transformer_course::generate::{greedy_decode, wilson_interval};
 use transformer_course::layers::{layer_norm, linear};
 use transformer_course::mask_checks::{causality_check, CAUSAL_MASKS};
 use transformer_course::train::{
-    fit, masked_cross_entropy, noam_lr, EpochReport, Observer, TrainOptions,
-    Trainer,
+    fit, masked_cross_entropy, noam_lr, reverse_data, test_data, EpochReport,
+    Observer, TrainOptions, Trainer, TEST_SAMPLES,
 };
 use transformer_course::transformer::{
     make_padding_mask, CausalMaskFn, Transformer,
 };
 use transformer_course::vocab::{EOS_ID, PAD_ID, SEQ_LEN};
+use workbench::ablation::{run_variant, variant_named, Budget};
 
 const USAGE: &str =
-    "usage: exercise_experiments (masks | kv-cache | copy-task | norms) [--quick]";
+    "usage: exercise_experiments (masks | kv-cache | copy-task \
+                     | norms | post-norm) [--quick]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +59,7 @@ fn main() -> Result<()> {
         ["kv-cache"] => kv_cache(quick),
         ["copy-task"] => copy_task(quick),
         ["norms"] => norms(quick),
+        ["post-norm"] => post_norm(quick),
         ["-h" | "--help"] => {
             println!("{USAGE}");
             Ok(())
@@ -496,6 +501,70 @@ fn norms(quick: bool) -> Result<()> {
             );
             println!("    loss: {}", curve.join(" "));
         }
+    }
+    Ok(())
+}
+
+/// ex13's own variant, Post-Norm without warmup, against the study's Post-Norm
+/// (with warmup), seed by seed under the study's budget; each pair compared
+/// row by row on chapter 10's test set with ex13's `paired_verdict`.
+fn post_norm(quick: bool) -> Result<()> {
+    let mine = post_norm_without_warmup();
+    let theirs = variant_named("post-norm").expect("a variant of the study");
+    let budget = Budget {
+        epochs: if quick { 1 } else { 2 },
+        max_steps: quick.then_some(20),
+        check_every: if quick { 10 } else { 50 },
+        check_samples: if quick { 100 } else { 200 },
+        target: 0.9,
+    };
+    let opts = TrainOptions::default();
+    let (train, val) = reverse_data(&opts);
+    let n_test = if quick { 100 } else { TEST_SAMPLES };
+    let test = test_data(&opts, &train, &val, n_test);
+    let seeds = if quick { 1 } else { 3 };
+    println!(
+        "The study's budget (scripts/ablation.rs): {} steps of 64, seeds 0-{}, on",
+        budget.steps(train.len(), opts.batch_size),
+        seeds - 1
+    );
+    println!(
+        "{} test samples of chapter 10. '{}' is ex13's variant.\n",
+        test.len(),
+        mine.name
+    );
+    let data = (&train, &val, &test);
+    for seed in 0..seeds {
+        let opts = TrainOptions {
+            seed,
+            ..opts.clone()
+        };
+        let mut rows = Vec::new();
+        for v in [theirs, &mine] {
+            let (run, _) =
+                run_variant(v, &opts, &budget, data, Device::Cpu, |_, _| {})?;
+            let (lo, hi) = wilson_interval(run.right(), run.test_rows.len());
+            let reached = run
+                .steps_to_target
+                .map_or("never".into(), |s| s.to_string());
+            println!(
+                "{:<20} seed {seed}  exact match {:.3} [{lo:.3}, {hi:.3}]  to 0.9: {reached}",
+                v.name,
+                run.right() as f64 / run.test_rows.len() as f64,
+            );
+            rows.push(run.test_rows);
+        }
+        let v = paired_verdict(&rows[0], &rows[1]);
+        // Thousands of flips one way give a p below the smallest f64.
+        let p = if v.p < 1e-300 {
+            "< 1e-300".to_string()
+        } else {
+            format!("= {:.2e}", v.p)
+        };
+        println!(
+            "    without warmup: {} rows lost, {} gained, sign test p {p}\n",
+            v.lost, v.gained
+        );
     }
     Ok(())
 }

@@ -1,0 +1,45 @@
+// Wrong solutions of ex13_post_norm_warmup_verdict.
+
+// MUTANT: unpaired — two independent rates (Fisher's test on the totals), not the rows that flip
+    assert_eq!(a.len(), b.len(), "the runs must be scored on the same rows");
+    let right = |r: &[bool]| r.iter().filter(|&&x| x).count();
+    let (ra, rb) = (right(a), right(b));
+    Verdict {
+        lost: ra.saturating_sub(rb),
+        gained: rb.saturating_sub(ra),
+        p: transformer_course::generate::two_rates_p_value(
+            (a.len() - ra, a.len()),
+            (b.len() - rb, b.len()),
+        ),
+    }
+
+// MUTANT: swapped — lost and gained the other way round
+    assert_eq!(a.len(), b.len(), "the runs must be scored on the same rows");
+    let pairs = a.iter().zip(b);
+    let lost = pairs.clone().filter(|(x, y)| !**x && **y).count();
+    let gained = pairs.filter(|(x, y)| **x && !**y).count();
+    Verdict {
+        lost,
+        gained,
+        p: sign_test_p_value(lost, gained),
+    }
+
+// MUTANT: all_rows — counts every row, agreements included, as a flip
+    assert_eq!(a.len(), b.len(), "the runs must be scored on the same rows");
+    let lost = a.iter().zip(b).filter(|(x, y)| **x >= **y).count();
+    let gained = a.len() - lost;
+    Verdict {
+        lost,
+        gained,
+        p: sign_test_p_value(lost, gained),
+    }
+
+// MUTANT: unchecked_lengths — zip stops at the shorter run: rows go unscored silently
+    let pairs = a.iter().zip(b);
+    let lost = pairs.clone().filter(|(x, y)| **x && !**y).count();
+    let gained = pairs.filter(|(x, y)| !**x && **y).count();
+    Verdict {
+        lost,
+        gained,
+        p: sign_test_p_value(lost, gained),
+    }
