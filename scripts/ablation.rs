@@ -20,12 +20,11 @@ use serde_json::{json, Value};
 use tch::{Device, Tensor};
 use transformer_course::data::{encode_pair, row, source_tensor};
 use transformer_course::generate::{sign_test_p_value, wilson_interval};
-use transformer_course::train::{
-    reverse_data, teacher_forcing, test_data, TrainOptions, TEST_SAMPLES,
-};
+use transformer_course::train::{teacher_forcing, TrainOptions};
 use transformer_course::vocab::{digits_of, tokens_to_words};
 use workbench::ablation::{
-    run_variant, variant_named, Ablated, Budget, Run, Variant, VARIANTS,
+    run_variant, study_data, variant_named, Ablated, Budget, Run, Variant,
+    STUDY_EPOCHS, VARIANTS,
 };
 use workbench::cli::{in_range, run_main, select_device, DeviceChoice};
 use workbench::output::{check_outputs, Batch};
@@ -41,7 +40,7 @@ struct Args {
     #[arg(long, default_value_t = 3, value_parser = in_range(1, 10))]
     seeds: u64,
     /// Epochs over the 20,000 training samples, 312 steps each (1 to 10).
-    #[arg(long, default_value_t = 2, value_parser = in_range(1, 10))]
+    #[arg(long, default_value_t = STUDY_EPOCHS as u64, value_parser = in_range(1, 10))]
     epochs: u64,
     /// Only this variant (repeatable; the course's model always runs too).
     #[arg(long, value_parser = parse_variant)]
@@ -82,25 +81,7 @@ fn main() {
 }
 
 fn budget(args: &Args) -> Budget {
-    Budget {
-        epochs: if args.quick { 1 } else { args.epochs as usize },
-        max_steps: args.quick.then_some(20),
-        check_every: if args.quick { 10 } else { 50 },
-        check_samples: if args.quick { 100 } else { 200 },
-        target: 0.9,
-    }
-}
-
-/// The data every run shares: the course's training and validation sets and
-/// chapter 10's test set (its first 100 rows with --quick).
-fn data(
-    quick: bool,
-) -> (TrainOptions, [transformer_course::data::ReverseDataset; 3]) {
-    let opts = TrainOptions::default();
-    let (train, val) = reverse_data(&opts);
-    let n_test = if quick { 100 } else { TEST_SAMPLES };
-    let test = test_data(&opts, &train, &val, n_test);
-    (opts, [train, val, test])
+    Budget::study(args.epochs as usize, args.quick)
 }
 
 /// One run, printed to stdout as one line of JSON for the study to read.
@@ -110,7 +91,7 @@ fn worker(args: &Args, job: &str) -> Result<()> {
     let v = parse_variant(name).map_err(|e| anyhow!(e))?;
     let seed: u64 = seed.parse().context("a job's seed is a number")?;
     let device = select_device(args.device)?;
-    let (opts, [train, val, test]) = data(args.quick);
+    let (opts, [train, val, test]) = study_data(args.quick);
     let opts = TrainOptions { seed, ..opts };
     let b = budget(args);
     let (run, trained) =
@@ -228,8 +209,7 @@ fn study(args: Args) -> Result<()> {
     } else {
         variants.extend(args.only.iter().filter(|v| v.name != "course"));
     }
-    let (opts, [train, val, test]) = data(args.quick);
-    let _ = val;
+    let (opts, [train, _, test]) = study_data(args.quick);
     let seeds = if args.quick { 1 } else { args.seeds };
     let b = budget(&args);
     let steps = b.steps(train.len(), opts.batch_size);

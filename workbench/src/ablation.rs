@@ -24,7 +24,8 @@ use transformer_course::data::{epoch_batches, row, ReverseDataset};
 use transformer_course::embedding::TokenAndPosition;
 use transformer_course::generate::row_is_right;
 use transformer_course::train::{
-    masked_cross_entropy, noam_lr, teacher_forcing, Optimizer, TrainOptions,
+    masked_cross_entropy, noam_lr, reverse_data, teacher_forcing, test_data,
+    Optimizer, TrainOptions, TEST_SAMPLES,
 };
 use transformer_course::transformer::{
     make_causal_mask, make_padding_mask, make_target_mask, Transformer,
@@ -561,12 +562,40 @@ impl Run {
     }
 }
 
+/// The study's epochs per run (624 steps): under an hour for all 45 runs on two
+/// CPU cores.
+pub const STUDY_EPOCHS: usize = 2;
+
 impl Budget {
+    /// The study's budget for `epochs` epochs, checked every 50 steps on 200
+    /// validation samples; `quick`: 20 steps, checked every 10 on 100, a check
+    /// that everything runs, not a measurement.
+    pub fn study(epochs: usize, quick: bool) -> Budget {
+        Budget {
+            epochs: if quick { 1 } else { epochs },
+            max_steps: quick.then_some(20),
+            check_every: if quick { 10 } else { 50 },
+            check_samples: if quick { 100 } else { 200 },
+            target: 0.9,
+        }
+    }
+
     /// Steps a run takes with `n` training samples in batches of `batch`.
     pub fn steps(&self, n: usize, batch: usize) -> usize {
         let all = self.epochs * (n / batch);
         self.max_steps.map_or(all, |m| m.min(all))
     }
+}
+
+/// The data every run of the study shares: chapter 09's recipe, its training
+/// and validation sets, and chapter 10's test set (its first 100 rows when
+/// `quick`).
+pub fn study_data(quick: bool) -> (TrainOptions, [ReverseDataset; 3]) {
+    let opts = TrainOptions::default();
+    let (train, val) = reverse_data(&opts);
+    let n_test = if quick { 100 } else { TEST_SAMPLES };
+    let test = test_data(&opts, &train, &val, n_test);
+    (opts, [train, val, test])
 }
 
 /// What one run of one variant left.

@@ -33,14 +33,16 @@ use transformer_course::generate::{greedy_decode, wilson_interval};
 use transformer_course::layers::{layer_norm, linear};
 use transformer_course::mask_checks::{causality_check, CAUSAL_MASKS};
 use transformer_course::train::{
-    fit, masked_cross_entropy, noam_lr, reverse_data, test_data, EpochReport,
-    Observer, TrainOptions, Trainer, TEST_SAMPLES,
+    fit, masked_cross_entropy, noam_lr, EpochReport, Observer, TrainOptions,
+    Trainer,
 };
 use transformer_course::transformer::{
     make_padding_mask, CausalMaskFn, Transformer,
 };
 use transformer_course::vocab::{EOS_ID, PAD_ID, SEQ_LEN};
-use workbench::ablation::{run_variant, variant_named, Budget};
+use workbench::ablation::{
+    run_variant, study_data, variant_named, Budget, STUDY_EPOCHS,
+};
 
 const USAGE: &str =
     "usage: exercise_experiments (masks | kv-cache | copy-task \
@@ -511,17 +513,8 @@ fn norms(quick: bool) -> Result<()> {
 fn post_norm(quick: bool) -> Result<()> {
     let mine = post_norm_without_warmup();
     let theirs = variant_named("post-norm").expect("a variant of the study");
-    let budget = Budget {
-        epochs: if quick { 1 } else { 2 },
-        max_steps: quick.then_some(20),
-        check_every: if quick { 10 } else { 50 },
-        check_samples: if quick { 100 } else { 200 },
-        target: 0.9,
-    };
-    let opts = TrainOptions::default();
-    let (train, val) = reverse_data(&opts);
-    let n_test = if quick { 100 } else { TEST_SAMPLES };
-    let test = test_data(&opts, &train, &val, n_test);
+    let budget = Budget::study(STUDY_EPOCHS, quick);
+    let (opts, [train, val, test]) = study_data(quick);
     let seeds = if quick { 1 } else { 3 };
     println!(
         "The study's budget (scripts/ablation.rs): {} steps of 64, seeds 0-{}, on",
