@@ -1,5 +1,5 @@
-//! Not a chapter: draws the book's explanatory pictures (attention as data flow,
-//! the teacher-forcing shift, GELU, strides, float formats, the decoder layer,
+//! Not a chapter: draws the book's explanatory pictures (a position pair turning on
+//! a circle, attention as data flow, the teacher-forcing shift, GELU, strides, float formats, the decoder layer,
 //! the diagonal-0 mutant, FlashAttention's tiling, a KV cache). Every number in
 //! them is computed here with the course's library and libtorch, and
 //! `scripts/regen-outputs.sh` reruns this program like any chapter:
@@ -15,6 +15,7 @@ use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::scaled_dot_product;
 use transformer_course::config::TransformerConfig;
 use transformer_course::data::encode_pair;
+use transformer_course::embedding::sinusoidal_position_encoding;
 use transformer_course::mask_checks::CAUSAL_MASKS;
 use transformer_course::train::teacher_forcing;
 use transformer_course::transformer::{make_padding_mask, Transformer};
@@ -32,7 +33,8 @@ struct Args {
 }
 
 /// Every file this program writes, and the page that shows it.
-const FIGURES: [(&str, &str); 9] = [
+const FIGURES: [(&str, &str); 10] = [
+    ("01_position_circle.svg", "chapter 01"),
     ("02_attention_flow.svg", "chapter 02"),
     ("02_view_transpose.svg", "chapter 02 and the tch primer"),
     ("03_gelu_relu.svg", "chapter 03"),
@@ -60,6 +62,7 @@ fn run(out: &Path) -> anyhow::Result<()> {
         println!("wrote {}", path.display());
         Ok(())
     };
+    put("01_position_circle.svg", position_circle())?;
     put("02_attention_flow.svg", attention_flow())?;
     put("02_view_transpose.svg", view_transpose())?;
     put("03_gelu_relu.svg", gelu_relu()?)?;
@@ -248,6 +251,117 @@ fn fmt_rows(m: &[Vec<f64>], digits: usize) -> Vec<Vec<String>> {
     m.iter()
         .map(|r| r.iter().map(|v| format!("{v:.digits$}")).collect())
         .collect()
+}
+
+// ---- chapter 01: one (sin, cos) pair as a point on a circle -----------------------------
+
+/// Pair 0 of chapter 01's table (columns 0 and 1, one radian per position) drawn as a
+/// point on the unit circle, positions 0 to 6. Two arcs of the same offset k = 2,
+/// started at different positions, turn by the same angle: the rotation argument of
+/// chapter 01, checked on the table itself (printed) rather than on the formula.
+fn position_circle() -> String {
+    const D: i64 = 128;
+    const LEN: i64 = 14;
+    const K: usize = 2;
+    let pe = rows_of(&sinusoidal_position_encoding(LEN, D));
+    // Column 0 holds sin(t·ω), column 1 cos(t·ω), with ω = 1 for pair 0.
+    let pair: Vec<(f64, f64)> = pe.iter().map(|r| (r[0], r[1])).collect();
+    let angle = |(s, c): (f64, f64)| s.atan2(c);
+    let steps: Vec<f64> = pair
+        .windows(2)
+        .map(|w| (angle(w[1]) - angle(w[0])).rem_euclid(std::f64::consts::TAU))
+        .collect();
+    let (lo, hi) = steps
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &a| (lo.min(a), hi.max(a)));
+    println!(
+        "01_position_circle: pair 0, the turn per position: {lo:.4} to {hi:.4} rad"
+    );
+    // The same matrix for every t: R(kω) maps (sin, cos) at t onto (sin, cos) at t + k.
+    let phi = K as f64;
+    let worst = (0..pair.len() - K)
+        .map(|t| {
+            let (s, c) = pair[t];
+            let rotated = (
+                phi.cos() * s + phi.sin() * c,
+                -phi.sin() * s + phi.cos() * c,
+            );
+            let (s2, c2) = pair[t + K];
+            (rotated.0 - s2).abs().max((rotated.1 - c2).abs())
+        })
+        .fold(0.0, f64::max);
+    println!(
+        "01_position_circle: pair 0, PE[t + {K}] = R({phi} rad) · PE[t], t = 0..{}, \
+         error ≤ {worst:.1e}",
+        pair.len() - K - 1
+    );
+
+    let (cx, cy, r) = (210.0, 240.0, 150.0);
+    let at =
+        |(s, c): (f64, f64), radius: f64| (cx + radius * s, cy - radius * c);
+    let mut svg = Svg::new(760.0, 440.0);
+    svg.bold(
+        380.0,
+        28.0,
+        "One (sin, cos) pair of the position table turns on a circle",
+        17.0,
+        "middle",
+    );
+    svg.line((cx - r - 25.0, cy), (cx + r + 25.0, cy), GREY, false);
+    svg.line((cx, cy + r + 25.0), (cx, cy - r - 25.0), GREY, false);
+    svg.text(cx + r + 28.0, cy + 4.0, "sin", 12.0, "start", GREY);
+    svg.text(cx + 26.0, cy - r - 14.0, "cos", 12.0, "start", GREY);
+    let _ = writeln!(
+        svg.body,
+        r#"<circle cx="{cx}" cy="{cy}" r="{r}" fill="none" stroke="{GREY}" stroke-width="1"/>"#
+    );
+    // Arcs inside the circle, one per start, each k positions long.
+    for (start, colour) in [(0usize, BLUE), (3, ORANGE)] {
+        let (a0, a1) = (angle(pair[start]), angle(pair[start]) + phi);
+        let points: Vec<(f64, f64)> = (0..=24)
+            .map(|j| {
+                let a = a0 + (a1 - a0) * j as f64 / 24.0;
+                at((a.sin(), a.cos()), 0.78 * r)
+            })
+            .collect();
+        svg.path(&points, colour, false);
+        let mid = a0 + phi / 2.0;
+        svg.text(
+            at((mid.sin(), mid.cos()), 0.56 * r).0,
+            at((mid.sin(), mid.cos()), 0.56 * r).1 + 4.0,
+            &format!("t = {start} → {}", start + K),
+            12.0,
+            "middle",
+            colour,
+        );
+    }
+    for (t, &p) in pair.iter().enumerate().take(7) {
+        let (x, y) = at(p, r);
+        let _ = writeln!(
+            svg.body,
+            r#"<circle cx="{x:.1}" cy="{y:.1}" r="5" fill="{INK}"/>"#
+        );
+        let (lx, ly) = at(p, r + 20.0);
+        svg.text(lx, ly + 4.0, &format!("t = {t}"), 12.0, "middle", INK);
+    }
+    let lines = [
+        "Pair 0 (columns 0 and 1): ω = 1, so each",
+        "position turns the point by 1 radian.",
+        "",
+        "Both arcs are k = 2 positions long and turn by",
+        "the same angle, 2 radians, wherever they start.",
+        "That turn is one 2 × 2 rotation matrix R(kω):",
+        "",
+        "  (sin((t+k)ω), cos((t+k)ω)) = R(kω) · (sin(tω), cos(tω))",
+        "",
+        "the same for every t, so PE[t + k] is a fixed",
+        "linear function of PE[t]. Every other pair turns",
+        "the same way, by its own ω, more slowly.",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        svg.text(405.0, 110.0 + 22.0 * i as f64, line, 13.0, "start", INK);
+    }
+    svg.finish()
 }
 
 // ---- chapter 02: one attention as data flow ----------------------------------------------
