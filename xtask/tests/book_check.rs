@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use xtask::book::{
-    check_book, directives, output_header, report, split_include_arg,
+    check_book, directives, include_line_range, output_header,
+    range_cuts_a_block, report, split_include_arg,
 };
 
 fn repo_root() -> PathBuf {
@@ -91,6 +92,22 @@ fn a_broken_fixture_book_has_every_problem_reported() {
             "book/src/outputs/export_explorer.txt:1",
             "the header fits now: remove export_explorer.txt from LONG_HEADERS_AWAITING_A_RERUN",
         ),
+        (
+            "book/src/01_demo.md:65",
+            "lines 1 to 2 end inside a block (line 3 is \"#   · scripts/regen-outputs.sh\")",
+        ),
+        (
+            "book/src/01_demo.md:66",
+            "lines 6 to 7 begin inside a block (line 5 is \"a table\")",
+        ),
+        (
+            "book/src/01_demo.md:67",
+            "lines 4 to 7 begin or end on a blank line",
+        ),
+        (
+            "book/src/01_demo.md:68",
+            "lines 9 to 7 take nothing of a file of 7 lines",
+        ),
         ("book/src/02_real.md:1", "includes no outputs/ file"),
         (
             "book/src/SUMMARY.md:6",
@@ -156,6 +173,33 @@ fn include_arguments_are_split_like_mdbook_does() {
         directives(r"\{{#include skipped.rs}} and {{#include kept.rs:x}}"),
         vec![(29, "include", "kept.rs:x")]
     );
+}
+
+#[test]
+fn line_ranges_are_read_like_mdbook_does() {
+    assert_eq!(include_line_range("outputs/x.txt:5"), Some((5, Some(5))));
+    assert_eq!(include_line_range("outputs/x.txt:5:"), Some((5, None)));
+    assert_eq!(include_line_range("outputs/x.txt::9"), Some((1, Some(9))));
+    assert_eq!(include_line_range("outputs/x.txt:5:9"), Some((5, Some(9))));
+    assert_eq!(include_line_range("outputs/x.txt"), None);
+    assert_eq!(include_line_range("../../src/a.rs:anchor"), None);
+}
+
+#[test]
+fn a_range_must_take_whole_blocks() {
+    let lines = ["$ cmd", "# device: x", "", "a", "b", "", "c"];
+    for whole in [(1, Some(2)), (4, Some(5)), (7, None), (1, None), (4, None)] {
+        assert_eq!(range_cuts_a_block(&lines, whole), None, "{whole:?}");
+    }
+    for cut in [
+        (1, Some(1)),
+        (5, Some(5)),
+        (4, Some(4)),
+        (3, Some(5)),
+        (8, None),
+    ] {
+        assert!(range_cuts_a_block(&lines, cut).is_some(), "{cut:?}");
+    }
 }
 
 #[test]
