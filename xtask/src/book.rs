@@ -371,7 +371,12 @@ fn check_page(
                         problems.push(layout.problem(
                             page,
                             lineno,
-                            format!("{shown}: the range stands on its own now: remove ({name:?}, {}) from RANGE_STARTS_AWAITING_A_RERUN in xtask/src/book.rs", range.0),
+                            format!(
+                                "{shown}: line {} no longer follows a non-blank line: remove ({name:?}, {}) from RANGE_STARTS_AWAITING_A_RERUN in xtask/src/book.rs{}",
+                                range.0,
+                                range.0,
+                                cut.map(|why| format!(", and choose the range again ({why})")).unwrap_or_default()
+                            ),
                         ));
                     } else if let Some(why) =
                         cut.filter(|_| !(excused && inside))
