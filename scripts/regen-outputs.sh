@@ -61,6 +61,15 @@ export_explorer                            export_explorer     --checkpoint chec
 10_greedy_decode_trace                     10_greedy_decode    --trace 7 3 0 9 5
 11_cross_attention                         11_cross_attention  --out-dir book/src/figures
 12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
+# The same recipe on a second CPU type (chapter 10, "What you will see on your machine"):
+# chapters 09-11 again, on an AMD CPU, with their checkpoints in checkpoints/amd/ and their
+# figures in the ignored out/amd/. Rows ending in _amd run only on an AMD CPU, as _cuda
+# rows run only with a GPU: anywhere else they would be one more run of the machine the
+# book already shows (about 15 minutes on two cores).
+09_train_reverse_framework-default_amd     09_train_reverse    --init framework-default --out checkpoints/amd/framework-default.safetensors
+09_train_reverse_amd                       09_train_reverse    --out checkpoints/amd/reverse.safetensors
+10_greedy_decode_amd                       10_greedy_decode    --checkpoint checkpoints/amd/reverse.safetensors --out-dir out/amd
+11_cross_attention_amd                     11_cross_attention  --checkpoint checkpoints/amd/reverse.safetensors --ablation checkpoints/amd/framework-default.safetensors --out-dir out/amd
 # Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
 figures                                    figures             --out-dir book/src/figures
 # Not a chapter: the study of the page "What each piece buys" (scripts/ablation.rs):
@@ -127,6 +136,7 @@ if [ "$set_filter" = all ] && [ ${#only[@]} -eq 0 ] && [ -z "$gpu" ] && [ "$list
 fi
 
 is_cuda_row() { [[ $1 == *_cuda ]]; }
+is_amd_row() { [[ $1 == *_amd ]]; }
 
 # The active rows of the table, as "name<TAB>binary<TAB>args".
 rows=()
@@ -276,6 +286,10 @@ for row in "${selected[@]}"; do
   fi
   if is_cuda_row "$name" && [ -z "$gpu" ]; then
     echo "regen-outputs: skipping $name: no GPU here" >&2
+    continue
+  fi
+  if is_amd_row "$name" && [[ $cpu_model != *AMD* ]]; then
+    echo "regen-outputs: skipping $name: it is the second CPU type's run, and this CPU is not an AMD" >&2
     continue
   fi
   if [ ! -x "$exe" ]; then

@@ -25,8 +25,9 @@
 //!   binary that has a source file chapters/<bin>.rs, or whose device line (after the
 //!   command) does not say which device, libtorch and date made it (`# device: cpu (...)
 //!   · libtorch 2.11.0 · 2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come
-//!   from `cuda`, every other one from `cpu`; a line of an output, its header included,
-//!   wider than the page (both header lines may be continued on the next, as
+//!   from `cuda`, every other one from `cpu`, and one named `*_amd.txt` from an AMD
+//!   CPU; a line of an output, its header included, wider than the page (both
+//!   header lines may be continued on the next, as
 //!   scripts/regen-outputs.sh writes them: [`output_header`]);
 //! * an include of an outputs/ file by a line range (`outputs/x.txt:5:20`) whose range
 //!   does not begin and end at a block of the output, that is, between blank lines or
@@ -589,6 +590,19 @@ fn check_device_line(
             file,
             lineno,
             format!("this output's name says it is a {want} run, but its header says {:?} {included_from}", kind.unwrap_or("")),
+        ));
+    }
+    // The second CPU type's runs (chapter 10) are cited as made on another machine
+    // than the book's; a rerun on the wrong CPU would quietly make them the same one.
+    let named_amd = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.ends_with("_amd"));
+    if named_amd && !device.is_some_and(|d| d.contains("AMD")) {
+        problems.push(layout.problem(
+            file,
+            lineno,
+            format!("this output's name says it was made on an AMD CPU, but its header says {:?} {included_from}", device.unwrap_or("")),
         ));
     }
 }

@@ -89,6 +89,10 @@ fn a_broken_fixture_book_has_every_problem_reported() {
             "name says it is a cuda run, but its header says \"cpu\"",
         ),
         (
+            "book/src/outputs/01_demo_amd.txt:2",
+            "name says it was made on an AMD CPU, but its header says \"cpu (fixture, 1 threads)\"",
+        ),
+        (
             "book/src/outputs/export_explorer.txt:1",
             "the header fits now: remove export_explorer.txt from LONG_HEADERS_AWAITING_A_RERUN",
         ),
