@@ -136,7 +136,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         ),
     ];
     let mut fig = Figure::weights(
-        "The three masks (dark = masked)",
+        "The four masks of one example (dark = masked)",
         2,
         false,
         ("key", "query"),
