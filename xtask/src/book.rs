@@ -772,13 +772,6 @@ const WIDE_OUTPUTS_AWAITING_A_GPU: [&str; 6] = [
 /// program now fits; the next `scripts/regen-outputs.sh --only ablation` does.
 const WIDE_OUTPUTS_AWAITING_A_RERUN: [&str; 1] = ["ablation.txt"];
 
-/// Outputs whose two header lines were written unwrapped, before scripts/regen-outputs.sh
-/// wrapped them, and that cannot be remade on any machine at hand: chapters 09-11 train
-/// (their numbers belong to the CPU type that made them), the exercise experiments and
-/// seed spreads train too, the benchmarks time, and the explorer's export goes with chapter
-/// 09's checkpoint. Their bodies must fit all the same. The next regeneration of each
-/// wraps its header; the check then asks for its name to be removed here, until the list
-/// is empty.
 /// Ranged includes of an output that may begin right after a non-blank line: (file,
 /// first line). The ablation study printed its table straight after the progress lines;
 /// scripts/ablation.rs now prints a blank line between them, and after its next run
@@ -786,6 +779,13 @@ const WIDE_OUTPUTS_AWAITING_A_RERUN: [&str; 1] = ["ablation.txt"];
 const RANGE_STARTS_AWAITING_A_RERUN: [(&str, usize); 1] =
     [("ablation.txt", 54)];
 
+/// Outputs whose two header lines were written unwrapped, before scripts/regen-outputs.sh
+/// wrapped them, and that cannot be remade on any machine at hand: chapters 09-11 train
+/// (their numbers belong to the CPU type that made them), the exercise experiments and
+/// seed spreads train too, the benchmarks time, and the explorer's export goes with chapter
+/// 09's checkpoint. Their bodies must fit all the same. The next regeneration of each
+/// wraps its header; the check then asks for its name to be removed here, until the list
+/// is empty.
 const LONG_HEADERS_AWAITING_A_RERUN: [&str; 15] = [
     "09_train_reverse.txt",
     "09_train_reverse_bf16.txt",
