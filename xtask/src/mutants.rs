@@ -2,7 +2,11 @@
 //!
 //! `exercises/mutants/<region>.rs` holds wrong solutions of one exercise region, each
 //! after a line `// MUTANT: name — what is wrong`, written as the body that replaces
-//! the solution between the region's markers. Every exercise has at least one.
+//! the solution between the region's markers. Every exercise has at least one. A
+//! mutant may also put code outside the region, where a learner can write too (a
+//! `use … as`, a helper function): the lines after `// APPEND:` go at the end of the
+//! region's file, those after `// APPEND TO chNN_name.rs:` at the end of that
+//! exercise file.
 //!
 //! The command copies the workspace to `<target-dir>/workspace` (by default
 //! `target/mutants/workspace`; only files that changed are rewritten, so cargo
@@ -37,6 +41,9 @@ pub struct Mutant {
     pub what: String,
     /// The replacement body, line by line.
     pub body: Vec<String>,
+    /// Code appended outside the region: (file name in `exercises/src/`, or `None`
+    /// for the region's own file; its lines).
+    pub appends: Vec<(Option<String>, Vec<String>)>,
 }
 
 /// Reads a mutant file of `region` (`what` names it in errors): the lines before
@@ -72,7 +79,35 @@ pub fn parse_mutants(
                 name: name.to_string(),
                 what: desc.trim().to_string(),
                 body: vec![],
+                appends: vec![],
             });
+        } else if let Some(rest) = line.trim_start().strip_prefix("// APPEND") {
+            let Some(m) = found.last_mut() else {
+                return Err(format!(
+                    "{what}:{}: APPEND before any MUTANT",
+                    i + 1
+                ));
+            };
+            let file = match rest.trim() {
+                ":" => None,
+                to => match to
+                    .strip_prefix("TO ")
+                    .and_then(|t| t.strip_suffix(':'))
+                    .map(str::trim)
+                {
+                    Some(f) if f.ends_with(".rs") && !f.contains('/') => {
+                        Some(f.to_string())
+                    }
+                    _ => {
+                        return Err(format!(
+                            "{what}:{}: write `// APPEND:` or `// APPEND TO \
+                             chNN_name.rs:`",
+                            i + 1
+                        ))
+                    }
+                },
+            };
+            m.appends.push((file, vec![]));
         } else if let Some(m) = found.last_mut() {
             if line.contains("ANCHOR") {
                 return Err(format!(
@@ -80,12 +115,20 @@ pub fn parse_mutants(
                     i + 1
                 ));
             }
-            m.body.push(line.to_string());
+            match m.appends.last_mut() {
+                Some((_, lines)) => lines.push(line.to_string()),
+                None => m.body.push(line.to_string()),
+            }
         }
     }
     for m in &mut found {
         while m.body.last().is_some_and(|l| l.trim().is_empty()) {
             m.body.pop();
+        }
+        for (_, lines) in &mut m.appends {
+            while lines.last().is_some_and(|l| l.trim().is_empty()) {
+                lines.pop();
+            }
         }
         if m.body.iter().all(|l| l.trim().is_empty()) {
             return Err(format!("{what}: mutant '{}' has no body", m.name));
@@ -423,9 +466,26 @@ pub fn mutants(root: &Path, opts: &Options) -> Result<bool> {
     for (e, m) in plan {
         let file = file_of(&m.region)?;
         let original = fs::read_to_string(&file)?;
-        let mutated =
+        let mut mutated =
             swap_in(&original, &m.region, &m.body, &file.display().to_string())
                 .map_err(anyhow::Error::msg)?;
+        // Code outside the region: appended to this file or to another one.
+        let mut others: Vec<(PathBuf, String)> = Vec::new();
+        for (to, lines) in &m.appends {
+            let text = format!("\n{}\n", lines.join("\n"));
+            match to {
+                None => mutated.push_str(&text),
+                Some(name) => {
+                    let path = ws.join(EXERCISE_SRC).join(name);
+                    let before =
+                        fs::read_to_string(&path).with_context(|| {
+                            format!("mutant {}: no {}", m.name, path.display())
+                        })?;
+                    fs::write(&path, format!("{before}{text}"))?;
+                    others.push((path, before));
+                }
+            }
+        }
         fs::write(&file, mutated)?;
         let t0 = Instant::now();
         let test = format!("exercises_ch{}", e.chapter());
@@ -437,6 +497,9 @@ pub fn mutants(root: &Path, opts: &Options) -> Result<bool> {
             opts.timeout,
         );
         fs::write(&file, &original)?; // restore before anything can go wrong
+        for (path, before) in &others {
+            fs::write(path, before)?;
+        }
         let (in_time, _, text) = result?;
         let v = verdict(e, &parse_test_output(&text), !in_time);
         let secs = t0.elapsed().as_secs_f64();
@@ -516,6 +579,27 @@ mod tests {
         assert_eq!(m[0].what, "counts from 1");
         assert_eq!(m[0].body, ["    let x = 2;", "    x"]);
         assert_eq!(m[1].body, ["    0"]);
+        let outside = "// MUTANT: alias — through a use\n    f(1)\n// APPEND:\nuse a::g as f;\n\
+                       // APPEND TO ch02_x.rs:\npub fn h() {}\n";
+        let m = parse_mutants(outside, "ex01_a", "m.rs").unwrap();
+        assert_eq!(m[0].body, ["    f(1)"]);
+        assert_eq!(
+            m[0].appends,
+            [
+                (None, vec!["use a::g as f;".to_string()]),
+                (
+                    Some("ch02_x.rs".to_string()),
+                    vec!["pub fn h() {}".to_string()]
+                )
+            ]
+        );
+        assert!(parse_mutants(
+            "// MUTANT: a — b\n    1\n// APPEND TO x/y.rs:\n",
+            "ex01_a",
+            "m.rs"
+        )
+        .unwrap_err()
+        .contains("APPEND TO"));
         let twice = format!("{MUTANTS_TEXT}// MUTANT: zero — again\n    1\n");
         assert!(parse_mutants(&twice, "ex01_a", "m.rs")
             .unwrap_err()
