@@ -25,3 +25,8 @@
 
 // MUTANT: library_table — returns the course's tensor version: right numbers, exercise not done
     transformer_course::embedding::sinusoidal_position_encoding(max_len, d_model)
+
+// MUTANT: const_outside — the course's table through a function pointer declared outside the region
+    TABLE(max_len, d_model)
+// APPEND:
+const TABLE: fn(i64, i64) -> Tensor = transformer_course::embedding::sinusoidal_position_encoding;

@@ -47,3 +47,28 @@
 
 // MUTANT: library_call — calls the course's attention: right numbers, exercise not done
     attention::scaled_dot_product(q, k, v, mask, 0.0, false)
+
+// MUTANT: alias_outside — the course's attention under another name, imported at the end of the file
+    let (out, weights) = sdp(q, k, v, mask, 0.0, false);
+    (out, weights)
+// APPEND:
+use transformer_course::attention::scaled_dot_product as sdp;
+
+// MUTANT: module_alias — the course's attention through an alias of its module
+    at::scaled_dot_product(q, k, v, mask, 0.0, false)
+// APPEND:
+use transformer_course::attention as at;
+
+// MUTANT: glob_in_a_module — a module of the file that glob-imports the course's attention
+    course::scaled_dot_product(q, k, v, mask, 0.0, false)
+// APPEND:
+mod course {
+    pub use transformer_course::attention::*;
+}
+
+// MUTANT: helper_outside — a helper function below the exercise calls the course's attention
+    attend(q, k, v, mask)
+// APPEND:
+fn attend(q: &Tensor, k: &Tensor, v: &Tensor, m: Option<&Tensor>) -> (Tensor, Tensor) {
+    attention::scaled_dot_product(q, k, v, m, 0.0, false)
+}

@@ -14,3 +14,20 @@
     } else {
         h
     }
+
+// MUTANT: gate_bias_once — counts lin_in's bias as h instead of 2h
+    let target = 2 * d_model * d_ff + d_ff;
+    let swiglu = |h: i64| 3 * d_model * h + h;
+    let h = target / (3 * d_model + 1);
+    if (swiglu(h + 1) - target).abs() < (swiglu(h) - target).abs() {
+        h + 1
+    } else {
+        h
+    }
+
+// MUTANT: rounded_two_thirds — ⅔·d_ff rounded to the nearest integer
+    (2 * d_ff + 1) / 3
+
+// MUTANT: always_up — rounds the real solution up
+    let target = 2 * d_model * d_ff + d_ff;
+    (target + 3 * d_model + 1) / (3 * d_model + 2)

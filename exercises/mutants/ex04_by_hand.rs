@@ -23,3 +23,8 @@
 
 // MUTANT: library_forward — calls Encoder::forward: right numbers, exercise not done
     enc.forward(src, &make_padding_mask(src), false)
+
+// MUTANT: type_alias — Encoder::forward through a type alias declared outside the region
+    Enc::forward(enc, src, &make_padding_mask(src), false)
+// APPEND:
+type Enc = Encoder;

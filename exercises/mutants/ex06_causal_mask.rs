@@ -16,3 +16,10 @@
 
 // MUTANT: library_mask — calls the course's make_causal_mask: right numbers, exercise not done
     transformer_course::transformer::make_causal_mask(l, device)
+
+// MUTANT: helper_outside — a helper function outside the region calls the course's causal mask
+    future_of(l, device)
+// APPEND:
+fn future_of(l: i64, device: Device) -> Tensor {
+    transformer_course::transformer::make_causal_mask(l, device)
+}

@@ -20,3 +20,8 @@
 
 // MUTANT: library_mask — calls the course's make_padding_mask: right numbers, exercise not done
     transformer_course::transformer::make_padding_mask(ids)
+
+// MUTANT: alias_outside — the course's padding mask under another name, imported outside the region
+    key_is_pad(ids)
+// APPEND:
+use transformer_course::transformer::make_padding_mask as key_is_pad;

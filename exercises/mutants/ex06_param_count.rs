@@ -37,3 +37,12 @@
     let _model = transformer_course::transformer::Transformer::new(vs.root(), *c)
         .expect("a valid config");
     transformer_course::layers::parameter_count(&vs)
+
+// MUTANT: helper_in_another_file — builds and counts through a helper put in another exercise file
+    crate::ch13_ablation::built_size(c)
+// APPEND TO ch13_ablation.rs:
+pub fn built_size(c: &transformer_course::config::TransformerConfig) -> i64 {
+    let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+    let _m = transformer_course::transformer::Transformer::new(vs.root(), c.clone()).unwrap();
+    transformer_course::layers::parameter_count(&vs)
+}

@@ -39,3 +39,32 @@
         let t = (step - warmup) as f64 / (total - warmup) as f64;
         0.5 * peak * (1.0 + (std::f64::consts::PI * t).cos())
     }
+
+// MUTANT: smoothstep — a cubic ease (1 − 3t² + 2t³) instead of the cosine: right at both ends and halfway
+    if step <= warmup {
+        peak * step as f64 / warmup as f64
+    } else if step >= total {
+        min_lr
+    } else {
+        let t = (step - warmup) as f64 / (total - warmup) as f64;
+        min_lr + (peak - min_lr) * (1.0 - 3.0 * t * t + 2.0 * t * t * t)
+    }
+
+// MUTANT: restarts — after total the cosine goes on and climbs back up
+    if step <= warmup {
+        peak * step as f64 / warmup as f64
+    } else {
+        let t = (step - warmup) as f64 / (total - warmup) as f64;
+        min_lr + 0.5 * (peak - min_lr) * (1.0 + (std::f64::consts::PI * t).cos())
+    }
+
+// MUTANT: zero_after_total — min_lr at step total, then 0
+    if step <= warmup {
+        peak * step as f64 / warmup as f64
+    } else if step > total {
+        0.0
+    } else {
+        let t = (step - warmup) as f64 / (total - warmup) as f64;
+        min_lr + 0.5 * (peak - min_lr) * (1.0 + (std::f64::consts::PI * t).cos())
+    }
+

@@ -38,3 +38,8 @@
         PAD_ID,
         eps,
     )
+
+// MUTANT: reexport_elsewhere — libtorch's smoothing, re-exported under another name from another exercise file
+    crate::ch12_sdpa_bench::smoothed(&logits.view([1, -1, logits.size()[1]]), labels, eps)
+// APPEND TO ch12_sdpa_bench.rs:
+pub use transformer_course::train::masked_cross_entropy as smoothed;

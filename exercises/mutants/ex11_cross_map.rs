@@ -37,3 +37,15 @@
     let (_, dec_w) = transformer_course::viz::every_weight(model, src, tgt_in);
     let last = &dec_w.last().expect("at least one layer").cross_attn;
     last.get(0).mean_dim(0, false, Kind::Float)
+
+// MUTANT: macro_outside — chapter 11's pass behind a macro defined outside the region
+    let (_, dec_w) = crate::weights_of!(model, src, tgt_in);
+    let last = &dec_w.last().expect("at least one layer").cross_attn;
+    last.get(0).mean_dim(0, false, Kind::Float)
+// APPEND:
+#[macro_export]
+macro_rules! weights_of {
+    ($m:expr, $s:expr, $t:expr) => {
+        transformer_course::viz::every_weight($m, $s, $t)
+    };
+}

@@ -8,3 +8,11 @@
 
 // MUTANT: first_axis — sums over the first dimension instead of the last
     -weights.xlogy(weights).sum_dim_intlist(0, false, weights.kind())
+
+// MUTANT: mean_over_rows — every row gets the mean entropy of all rows
+    let h = -weights.xlogy(weights).sum_dim_intlist(-1, false, weights.kind());
+    h.mean(weights.kind()).expand_as(&h)
+
+// MUTANT: normalised_as_a_whole — treats the whole tensor as one distribution, then sums per row
+    let p = weights / weights.sum(weights.kind());
+    -p.xlogy(&p).sum_dim_intlist(-1, false, weights.kind())
