@@ -173,6 +173,50 @@ fn ex05_decoder_only_block_drops_out_like_the_decoder_layer() {
 }
 
 #[rstest]
+#[case::target_mask(true)]
+#[case::padding_only(false)]
+fn ex05_decoder_only_block_uses_the_mask_it_is_given(#[case] causal: bool) {
+    // PAD at the start, in the middle and at the end; dropout 0.1, evaluated with
+    // train = false. A block that builds its own causal mask, reads one row of the
+    // batch's mask, or drops out in evaluation gives other numbers here.
+    let (_vs, b) = block(6, common::EVAL_DROPOUT);
+    let ids = common::ids(&[
+        &[PAD_ID, 5, 6, 7, PAD_ID, 8],
+        &[4, 9, PAD_ID, 10, 11, PAD_ID],
+    ]);
+    let mask = if causal {
+        make_target_mask(&ids)
+    } else {
+        make_padding_mask(&ids).expand([2, 1, 6, 6], false)
+    };
+    let x = randn(7, &[2, 6, 16]);
+    let (y, w) = b.forward(&x, &mask, false);
+    let (expected, expected_w) = block_formula(&b, &x, &mask, false);
+    let which = if causal {
+        "a [B, 1, L, L] mask that hides the future and the PAD keys of each row"
+    } else {
+        "a [B, 1, L, L] mask that hides only PAD keys (no causal part: the block must \
+         not add one)"
+    };
+    assert_close(
+        &w,
+        &expected_w,
+        1e-6,
+        &format!(
+            "with {which}: the weights differ. Pass self_mask itself to self_mha, for \
+             every row of the batch, and `train` as given {}",
+            common::EVAL
+        ),
+    );
+    assert_close(
+        &y,
+        &expected,
+        1e-5,
+        &format!("with {which}: the output differs {}", common::EVAL),
+    );
+}
+
+#[rstest]
 fn ex05_decoder_only_block_is_causal(#[values(1, 3, 5)] k: i64) {
     let (_vs, b) = block(4, 0.0);
     let x = randn(5, &[2, 6, 16]);

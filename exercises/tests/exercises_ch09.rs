@@ -111,15 +111,18 @@ fn ex09_label_smoothing_gradients_match_libtorch() {
 }
 
 #[rstest]
-fn ex09_smoothing_floor_is_the_minimum(#[values(0.05, 0.1, 0.4)] eps: f64) {
-    let v = 13;
+fn ex09_smoothing_floor_is_the_minimum(
+    #[values(0.05, 0.1, 0.4)] eps: f64,
+    #[values(2, 13, 1000)] v: i64,
+) {
     let floor = smoothed_loss_floor(eps, v);
     // Logits equal to the log of the smoothed target reach it ...
     let on = 1.0 - eps + eps / v as f64;
+    let label = 4.min(v - 1);
     let target =
         Tensor::full([1, v], eps / v as f64, (Kind::Double, Device::Cpu));
-    let _ = target.get(0).get(4).fill_(on);
-    let labels = Tensor::from_slice(&[4i64]);
+    let _ = target.get(0).get(label).fill_(on);
+    let labels = Tensor::from_slice(&[label]);
     let loss = |logits: &Tensor| {
         logits
             .cross_entropy_loss::<Tensor>(
@@ -136,9 +139,9 @@ fn ex09_smoothing_floor_is_the_minimum(#[values(0.05, 0.1, 0.4)] eps: f64) {
         loss(&target.log()),
         1e-9,
         &format!(
-            "ε = {eps}: the loss at logits = log(target) is the floor; the target puts \
-             1 − ε + ε/V on the label and ε/V on every other class, and the floor is its \
-             entropy in nats"
+            "ε = {eps}, V = {v}: the loss at logits = log(target) is the floor; the target \
+             puts 1 − ε + ε/V on the label and ε/V on each of the V − 1 other classes, and \
+             the floor is its entropy in nats"
         ),
     );
     // ... and nothing does better.
@@ -153,7 +156,7 @@ fn ex09_smoothing_floor_is_the_minimum(#[values(0.05, 0.1, 0.4)] eps: f64) {
         );
     }
     let sharp = Tensor::full([1, v], -30.0, (Kind::Double, Device::Cpu));
-    let _ = sharp.get(0).get(4).fill_(30.0);
+    let _ = sharp.get(0).get(label).fill_(30.0);
     assert!(
         loss(&sharp) > floor,
         "a confident one-hot prediction is not optimal under smoothing"
@@ -167,18 +170,21 @@ fn ex09_smoothing_floor_without_smoothing_is_zero() {
         0.0,
         "ε = 0: a one-hot target has entropy 0 (0·ln 0 = 0)"
     );
-    assert_close_f64(
-        smoothed_loss_floor(1.0, 13),
-        13f64.ln(),
-        1e-12,
-        "ε = 1 is the uniform target: ln V",
-    );
+    for v in [2, 13, 1000] {
+        assert_close_f64(
+            smoothed_loss_floor(1.0, v),
+            (v as f64).ln(),
+            1e-12,
+            &format!("ε = 1 is the uniform target over V = {v} classes: ln V"),
+        );
+    }
 }
 
 #[rstest]
 #[case(1.0, 0.0, 10, 100)]
 #[case(3e-3, 1e-4, 1000, 5000)]
 #[case(1.0, 0.5, 4, 6)]
+#[case(2.0, 0.1, 1, 3)]
 fn ex09_cosine_shape(
     #[case] peak: f64,
     #[case] min_lr: f64,
@@ -210,6 +216,21 @@ fn ex09_cosine_shape(
     }
     close(lr(total), min_lr, "min_lr at step total");
     close(lr(total + 50), min_lr, "min_lr after total");
+    close(lr(10 * total), min_lr, "min_lr long after total");
+    // Between the turning points, step by step: the cosine of the statement.
+    for s in warmup..=total {
+        let t = (s - warmup) as f64 / (total - warmup) as f64;
+        let want = min_lr
+            + 0.5 * (peak - min_lr) * (1.0 + (std::f64::consts::PI * t).cos());
+        close(
+            lr(s),
+            want,
+            &format!(
+                "step {s} of the decay (warmup {warmup}, total {total}): \
+                 min_lr + ½(peak − min_lr)(1 + cos πt) with t = (step − warmup)/(total − warmup)"
+            ),
+        );
+    }
     if (total - warmup).is_multiple_of(2) {
         let mid = warmup + (total - warmup) / 2;
         close(

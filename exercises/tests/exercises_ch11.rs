@@ -137,6 +137,44 @@ fn ex11_entropy_of_real_weights() {
     );
 }
 
+#[test]
+fn ex11_entropy_row_by_row() {
+    // [2, 3, 5]: six different distributions, with keys at weight exactly 0 at the
+    // start, in the middle and at the end, in fp64. Every row has its own entropy,
+    // so a mean over rows, a sum over another dimension or a normalisation over the
+    // whole tensor shows.
+    let rows: [[f64; 5]; 6] = [
+        [0.0, 0.5, 0.25, 0.25, 0.0],
+        [0.7, 0.0, 0.1, 0.0, 0.2],
+        [0.2, 0.2, 0.2, 0.2, 0.2],
+        [0.0, 0.0, 1.0, 0.0, 0.0],
+        [0.05, 0.15, 0.3, 0.4, 0.1],
+        [0.9, 0.1, 0.0, 0.0, 0.0],
+    ];
+    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+    let w = Tensor::from_slice(&flat).view([2, 3, 5]);
+    let got = attention_entropy(&w);
+    assert_eq!(
+        got.size(),
+        vec![2, 3],
+        "[2, 3, 5] weights: one entropy per row, [2, 3]"
+    );
+    for (r, row) in rows.iter().enumerate() {
+        let want: f64 =
+            row.iter().filter(|&&p| p > 0.0).map(|&p| -p * p.ln()).sum();
+        let (b, q) = (r as i64 / 3, r as i64 % 3);
+        assert_close_f64(
+            got.double_value(&[b, q]),
+            want,
+            1e-6,
+            &format!(
+                "row [{b}, {q}] = {row:?}: its own −Σ w ln w over the last dimension \
+                 (keys at weight 0 add nothing, and no other row counts)"
+            ),
+        );
+    }
+}
+
 /// Head-averaged cross-attention of layer 0, computed without the exercise.
 fn cross_attention_map_reference(
     m: &Transformer,
