@@ -28,3 +28,17 @@
     Enc::forward(enc, src, &make_padding_mask(src), false)
 // APPEND:
 type Enc = Encoder;
+
+// MUTANT: with_weights — Encoder::forward_with_weights, the weights dropped
+    enc.forward_with_weights(src, &make_padding_mask(src), false).0
+
+// MUTANT: rebound — Encoder::forward on another name for the encoder
+    let e = &enc;
+    e.forward(src, &make_padding_mask(src), false)
+
+// MUTANT: helper_parameter — a helper outside the region runs Encoder::forward on its parameter
+    run_all(enc, src)
+// APPEND:
+fn run_all(e: &Encoder, s: &Tensor) -> Tensor {
+    e.forward(s, &make_padding_mask(s), false)
+}

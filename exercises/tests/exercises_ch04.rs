@@ -163,20 +163,17 @@ fn ex04_post_norm_ignores_padding_and_trains_every_parameter() {
 
 #[test]
 fn ex04_by_hand_is_written_by_hand() {
+    let why =
+        "run the encoder's parts yourself: the padding mask, enc.embed, every \
+               layer, enc.ln_final";
     common::assert_written_by_hand(
         include_str!("../src/ch04_encoder.rs"),
         "ex04_by_hand",
         &[
-            (
-                "enc.forward(",
-                "run the encoder's parts yourself: the padding mask, enc.embed, every \
-                 layer, enc.ln_final",
-            ),
-            (
-                "Encoder::forward",
-                "run the encoder's parts yourself: the padding mask, enc.embed, every \
-                 layer, enc.ln_final",
-            ),
+            ("<Encoder>.forward(", why),
+            ("<Encoder>.forward_with_weights(", why),
+            ("Encoder::forward", why),
+            ("Encoder::forward_with_weights", why),
         ],
     );
 }

@@ -797,6 +797,70 @@ fn expand(tok: &str, bindings: &[Binding], depth: usize) -> Vec<String> {
     }
 }
 
+/// The names that hold a value of type `ty` in `toks`: parameters and variables
+/// declared `x: &ty` (or `&mut ty`, with a lifetime, a path, or an alias of ty), and
+/// `let y = &x;` of such a name, so that `<Encoder>.forward(` finds `e.forward(` in
+/// `fn run(e: &Encoder) { e.forward(..) }`.
+fn names_of_type(
+    toks: &[Token],
+    ty: &str,
+    bindings: &[Binding],
+) -> Vec<String> {
+    let text: Vec<&str> = toks.iter().map(|t| t.text.as_str()).collect();
+    let is_ty =
+        |t: &str| expand(t, bindings, 0).last().is_some_and(|l| l == ty);
+    let mut typed: Vec<String> = Vec::new();
+    for j in 0..text.len().saturating_sub(2) {
+        if !is_ident(text[j]) || text[j + 1] != ":" {
+            continue;
+        }
+        let spec: Vec<&str> = text[j + 2..]
+            .iter()
+            .copied()
+            .take_while(|t| {
+                *t == "&" || *t == "mut" || *t == "::" || is_ident(t)
+            })
+            .collect();
+        if spec.last().is_some_and(|t| is_ty(t)) {
+            typed.push(text[j].to_string());
+        }
+    }
+    loop {
+        let before = typed.len();
+        for (j, w) in text.windows(3).enumerate() {
+            if w[0] != "let" {
+                continue;
+            }
+            let at = j + usize::from(w[1] == "mut") + 1;
+            let (Some(name), Some("=")) =
+                (text.get(at), text.get(at + 1).copied())
+            else {
+                continue;
+            };
+            let value: Vec<&str> = text[at + 2..]
+                .iter()
+                .copied()
+                .take_while(|t| *t != ";")
+                .collect();
+            let plain = value
+                .iter()
+                .all(|t| matches!(*t, "&" | "*" | "(" | ")") || is_ident(t));
+            let idents: Vec<&&str> =
+                value.iter().filter(|t| is_ident(t)).collect();
+            if plain
+                && idents.len() == 1
+                && typed.iter().any(|n| n == *idents[0])
+                && !typed.iter().any(|n| n == name)
+            {
+                typed.push(name.to_string());
+            }
+        }
+        if typed.len() == before {
+            return typed;
+        }
+    }
+}
+
 /// One place where a solution reaches a forbidden call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForbiddenUse {
@@ -904,6 +968,23 @@ pub fn forbidden_uses(
         .iter()
         .map(|c| (*c, tokenize(c).into_iter().map(|t| t.text).collect()))
         .collect();
+    // `<T>.method(` patterns: the receivers of type T, read from all the code
+    // reached and the exercise's own signature.
+    let mut everything: Vec<Token> = models[home]
+        .items
+        .iter()
+        .find(|i| i.toks.iter().any(|t| Some(t) == region.1.first()))
+        .map_or(vec![], |i| i.toks.clone());
+    everything.extend(chunks.iter().flat_map(|(t, _)| t.iter().cloned()));
+    let typed: Vec<(String, Vec<String>)> = patterns
+        .iter()
+        .filter_map(|(_, p)| match p.as_slice() {
+            [lt, ty, gt, ..] if lt == "<" && gt == ">" => {
+                Some((ty.clone(), names_of_type(&everything, ty, &bindings)))
+            }
+            _ => None,
+        })
+        .collect();
     let mut found = Vec::new();
     for (toks, place) in &chunks {
         for glob in std::iter::once(None).chain(globs.iter().map(Some)) {
@@ -944,11 +1025,21 @@ pub fn forbidden_uses(
                     continue;
                 }
                 for at in 0..code.len() {
-                    if pattern_at(pattern, &code, at) {
-                        let (a, b) = (
-                            from[at],
-                            from[(at + pattern.len()).min(code.len()) - 1],
-                        );
+                    let (hit, len) = match pattern.as_slice() {
+                        [lt, ty, gt, rest @ ..] if lt == "<" && gt == ">" => {
+                            let names =
+                                &typed.iter().find(|(t, _)| t == ty).unwrap().1;
+                            let end = at + 1 + rest.len();
+                            let ok = names.contains(&code[at])
+                                && code.len() >= end
+                                && code[at + 1..end] == *rest;
+                            (ok, rest.len() + 1)
+                        }
+                        _ => (pattern_at(pattern, &code, at), pattern.len()),
+                    };
+                    if hit {
+                        let (a, b) =
+                            (from[at], from[(at + len).min(code.len()) - 1]);
                         let written: Vec<&str> = toks[a..=b]
                             .iter()
                             .map(|t| t.text.as_str())
@@ -986,16 +1077,24 @@ pub fn assert_written_by_hand(source: &str, id: &str, calls: &[(&str, &str)]) {
     let names: Vec<&str> = calls.iter().map(|(c, _)| *c).collect();
     if let Some(hit) = forbidden_uses(EXERCISE_FILES, id, &names).first() {
         let instead = calls.iter().find(|(c, _)| *c == hit.call).unwrap().1;
+        // `<Encoder>.forward(` reads as "`.forward(..)` on a value of type `Encoder`".
+        let call =
+            match hit.call.strip_prefix('<').and_then(|c| c.split_once('>')) {
+                Some((ty, method)) => {
+                    format!("`{method}..)` on a value of type `{ty}`")
+                }
+                None => format!("`{}`", hit.call),
+            };
         let via = if hit.written.replace(' ', "") == hit.call.replace(' ', "") {
             String::new()
         } else {
             format!(" (written `{}`)", hit.written)
         };
         panic!(
-            "{id} calls `{}`{via} in {}: that is the course's own version of what this \
+            "{id} calls {call}{via} in {}: that is the course's own version of what this \
              exercise asks you to write. The numbers come out right, but the exercise is \
              not done: {instead}",
-            hit.call, hit.place
+            hit.place
         );
     }
 }
@@ -1030,10 +1129,10 @@ fn check_the_reader() {
         let hits = |extra: &str, body: &str| {
             let text = file(extra, body);
             let files = [("ch99_x", text.as_str()), ("ch98_y", other)];
-            let calls = ["masks::make_mask", "enc.forward("];
+            let calls = ["masks::make_mask", "enc.forward(", "<Enc>.forward("];
             !forbidden_uses(&files, "ex99_x", &calls).is_empty()
         };
-        let cases: [(&str, &str, bool); 15] = [
+        let cases: [(&str, &str, bool); 18] = [
             ("", "    keep(ids) // make_mask(ids) is not called", false),
             ("", "    let s = \"masks::make_mask\"; keep(ids)", false),
             ("fn helper(i: &Tensor) -> Tensor { keep(i) }", "    helper(ids)", false),
@@ -1049,6 +1148,9 @@ fn check_the_reader() {
             ("mod m { pub use course::masks::*; }", "    m::make_mask(ids)", true),
             ("mod m { pub use course::masks::make_mask as z; }", "    m::z(ids)", true),
             ("type E = course::Enc;", "    E::forward(enc, &x)", false),
+            ("fn run(e: &Enc) -> Tensor { e.forward(&x) }", "    run(enc)", true),
+            ("fn run(e: &Enc) -> Tensor { let f = &e; f.forward(&x) }", "    run(enc)", true),
+            ("fn run(e: &Other) -> Tensor { e.forward(&x) }", "    run(enc)", false),
         ];
         for (extra, body, want) in cases {
             assert_eq!(
