@@ -30,3 +30,14 @@
     TABLE(max_len, d_model)
 // APPEND:
 const TABLE: fn(i64, i64) -> Tensor = transformer_course::embedding::sinusoidal_position_encoding;
+
+// MUTANT: embedding_of_pad — the course's embedding layer run on PAD ids: its output is the table
+    let cfg = TransformerConfig { d_model, max_len, ..TransformerConfig::reverse_task() };
+    let vs = nn::VarStore::new(tch::Device::Cpu);
+    let layer = TokenAndPosition::new(vs.root(), 13, &cfg);
+    let pad = Tensor::full(
+        [1, max_len],
+        transformer_course::vocab::PAD_ID,
+        (Kind::Int64, tch::Device::Cpu),
+    );
+    tch::no_grad(|| layer.forward(&pad, false).squeeze_dim(0))

@@ -23,3 +23,6 @@
 fn future_of(l: i64, device: Device) -> Tensor {
     transformer_course::transformer::make_causal_mask(l, device)
 }
+
+// MUTANT: chapter_07_table — the first entry of chapter 07's table of masks, which is make_causal_mask
+    (transformer_course::mask_checks::CAUSAL_MASKS[0].1)(l, device)

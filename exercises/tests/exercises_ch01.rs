@@ -252,6 +252,11 @@ fn ex01_table_by_loops_is_written_by_hand() {
                 "the table of an existing embedding is the library's; build your own \
                  with loops",
             ),
+            (
+                "TokenAndPosition",
+                "an embedding layer's output holds the library's table (PAD rows are \
+                 zero); build your own with loops",
+            ),
         ],
     );
 }

@@ -252,6 +252,11 @@ fn ex06_causal_mask_is_written_by_hand_on_its_device() {
                 "make_target_mask",
                 "compare query and key indices (or triu a matrix of ones) yourself",
             ),
+            (
+                "CAUSAL_MASKS",
+                "chapter 07's table of masks starts with the course's make_causal_mask; \
+                 compare query and key indices (or triu a matrix of ones) yourself",
+            ),
         ],
     );
     // Only the CPU runs here, so a mask built on the CPU whatever was asked for would
