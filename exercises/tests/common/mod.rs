@@ -768,10 +768,20 @@ impl FileModel {
 
 /// Whether `pattern` (tokens) starts at `code[at]`. A pattern of one identifier
 /// matches every identifier that contains it (`cross_entropy` finds
-/// `cross_entropy_loss`); in a longer one every token must match whole.
-fn pattern_at(pattern: &[String], code: &[String], at: usize) -> bool {
+/// `cross_entropy_loss`), except a name of the learner's own (`own`: a helper, a
+/// variable) unless a path leads to it (`x::name`); in a longer pattern every token
+/// must match whole.
+fn pattern_at(
+    pattern: &[String],
+    code: &[String],
+    at: usize,
+    own: &[String],
+) -> bool {
     if let [one] = pattern {
-        return is_ident(&code[at]) && code[at].contains(one.as_str());
+        let reached_by_path = at > 0 && code[at - 1] == "::";
+        return is_ident(&code[at])
+            && code[at].contains(one.as_str())
+            && (reached_by_path || !own.contains(&code[at]));
     }
     code.len() >= at + pattern.len() && code[at..at + pattern.len()] == *pattern
 }
@@ -959,6 +969,32 @@ pub fn forbidden_uses(
             _ => None,
         })
         .collect();
+    // The learner's own names: what the files' items and the reached code define,
+    // less what an import brings in under that name.
+    let imported: Vec<&String> = linked
+        .iter()
+        .flat_map(|&f| models[f].items.iter().flat_map(|i| i.bindings.iter()))
+        .filter_map(|b| match b {
+            Binding::Name { local, .. } => Some(local),
+            Binding::Glob { .. } => None,
+        })
+        .collect();
+    let mut own: Vec<String> = linked
+        .iter()
+        .flat_map(|&f| models[f].items.iter())
+        .filter(|i| i.bindings.is_empty())
+        .flat_map(|i| i.defines.iter().cloned())
+        .collect();
+    for (toks, _) in &chunks {
+        for w in toks.windows(2) {
+            if matches!(w[0].text.as_str(), "let" | "mut" | "fn" | "for")
+                && is_ident(&w[1].text)
+            {
+                own.push(w[1].text.clone());
+            }
+        }
+    }
+    own.retain(|n| !imported.contains(&n));
     let defined_here: Vec<&String> = models[home]
         .items
         .iter()
@@ -1035,7 +1071,10 @@ pub fn forbidden_uses(
                                 && code[at + 1..end] == *rest;
                             (ok, rest.len() + 1)
                         }
-                        _ => (pattern_at(pattern, &code, at), pattern.len()),
+                        _ => (
+                            pattern_at(pattern, &code, at, &own),
+                            pattern.len(),
+                        ),
                     };
                     if hit {
                         let (a, b) =
@@ -1129,10 +1168,10 @@ fn check_the_reader() {
         let hits = |extra: &str, body: &str| {
             let text = file(extra, body);
             let files = [("ch99_x", text.as_str()), ("ch98_y", other)];
-            let calls = ["masks::make_mask", "enc.forward(", "<Enc>.forward("];
+            let calls = ["masks::make_mask", "make_mask", "enc.forward(", "<Enc>.forward("];
             !forbidden_uses(&files, "ex99_x", &calls).is_empty()
         };
-        let cases: [(&str, &str, bool); 18] = [
+        let cases: [(&str, &str, bool); 22] = [
             ("", "    keep(ids) // make_mask(ids) is not called", false),
             ("", "    let s = \"masks::make_mask\"; keep(ids)", false),
             ("fn helper(i: &Tensor) -> Tensor { keep(i) }", "    helper(ids)", false),
@@ -1151,6 +1190,10 @@ fn check_the_reader() {
             ("fn run(e: &Enc) -> Tensor { e.forward(&x) }", "    run(enc)", true),
             ("fn run(e: &Enc) -> Tensor { let f = &e; f.forward(&x) }", "    run(enc)", true),
             ("fn run(e: &Other) -> Tensor { e.forward(&x) }", "    run(enc)", false),
+            ("fn make_mask_mine(i: &Tensor) -> Tensor { keep(i) }", "    make_mask_mine(ids)", false),
+            ("", "    let make_mask = keep(ids);\n    make_mask", false),
+            ("use course::masks::make_mask;", "    let m = |i| make_mask(i);\n    m(ids)", true),
+            ("", "    let make_mask = course::masks::make_mask;\n    make_mask(ids)", true),
         ];
         for (extra, body, want) in cases {
             assert_eq!(
