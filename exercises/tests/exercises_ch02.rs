@@ -256,6 +256,9 @@ fn ex02_by_hand_survives_fp16() {
     ])
     .view([1, 1, 3, 3]);
     let half = |t: &Tensor| t.to_kind(Kind::Half);
+    // Once in fp32 first: a blank exercise stops here, at its todo!(), and not with
+    // the fp16 message below.
+    let _ = scaled_dot_product(&q, &k, &v, Some(&mask));
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         scaled_dot_product(&half(&q), &half(&k), &half(&v), Some(&mask))
     }));
