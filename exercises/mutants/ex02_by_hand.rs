@@ -72,3 +72,11 @@ mod course {
 fn attend(q: &Tensor, k: &Tensor, v: &Tensor, m: Option<&Tensor>) -> (Tensor, Tensor) {
     attention::scaled_dot_product(q, k, v, m, 0.0, false)
 }
+
+// MUTANT: use_in_the_body — a module alias imported inside the function body
+    use transformer_course::attention as lib;
+    lib::scaled_dot_product(q, k, v, mask, 0.0, false)
+
+// MUTANT: glob_in_the_body — a glob import inside the function body, which shadows the exercise's own name
+    use transformer_course::attention::*;
+    scaled_dot_product(q, k, v, mask, 0.0, false)

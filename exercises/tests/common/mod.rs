@@ -950,12 +950,37 @@ pub fn forbidden_uses(
             break;
         }
     }
-    // Globs apply to the names that nothing else defines.
-    let globs: Vec<Vec<String>> = linked
+    // A `use` inside a function body (the region's own, or a helper's) binds names
+    // there; a glob there shadows even the file's own items, so it applies to every
+    // name (`inner`), where a glob at the top of a file yields to them.
+    let mut inner: Vec<Binding> = Vec::new();
+    for (n, (toks, _)) in chunks.iter().enumerate() {
+        let text: Vec<&str> = toks.iter().map(|t| t.text.as_str()).collect();
+        // The chunks after the region's are items; a `use` item is read already.
+        if n > 0 && matches!(text[..], ["use", ..] | ["pub", "use", ..]) {
+            continue;
+        }
+        for (at, _) in text.iter().enumerate().filter(|(_, t)| **t == "use") {
+            let end = text[at..]
+                .iter()
+                .position(|t| *t == ";")
+                .map_or(text.len(), |e| at + e);
+            use_tree(&text[at + 1..end], &[], &mut inner);
+        }
+    }
+    bindings.extend(
+        inner
+            .iter()
+            .filter(|b| matches!(b, Binding::Name { .. }))
+            .cloned(),
+    );
+    let globs: Vec<(Vec<String>, bool)> = linked
         .iter()
         .flat_map(|&f| models[f].items.iter().flat_map(|i| i.bindings.iter()))
-        .filter_map(|b| match b {
-            Binding::Glob { path } => Some(path.clone()),
+        .map(|b| (b, false))
+        .chain(inner.iter().map(|b| (b, true)))
+        .filter_map(|(b, in_a_body)| match b {
+            Binding::Glob { path } => Some((path.clone(), in_a_body)),
             Binding::Name { .. } => None,
         })
         .collect();
@@ -1043,8 +1068,10 @@ pub fn forbidden_uses(
                 } else {
                     vec![t.text.clone()]
                 };
-                if let Some(g) = glob.filter(|_| leads && spelled.len() == 1) {
-                    if !defined_here.contains(&&t.text) {
+                if let Some((g, in_a_body)) =
+                    glob.filter(|_| leads && spelled.len() == 1)
+                {
+                    if *in_a_body || !defined_here.contains(&&t.text) {
                         let mut p: Vec<String> = g
                             .iter()
                             .flat_map(|s| [s.clone(), "::".to_string()])
@@ -1171,7 +1198,7 @@ fn check_the_reader() {
             let calls = ["masks::make_mask", "make_mask", "enc.forward(", "<Enc>.forward("];
             !forbidden_uses(&files, "ex99_x", &calls).is_empty()
         };
-        let cases: [(&str, &str, bool); 22] = [
+        let cases: [(&str, &str, bool); 25] = [
             ("", "    keep(ids) // make_mask(ids) is not called", false),
             ("", "    let s = \"masks::make_mask\"; keep(ids)", false),
             ("fn helper(i: &Tensor) -> Tensor { keep(i) }", "    helper(ids)", false),
@@ -1194,6 +1221,9 @@ fn check_the_reader() {
             ("", "    let make_mask = keep(ids);\n    make_mask", false),
             ("use course::masks::make_mask;", "    let m = |i| make_mask(i);\n    m(ids)", true),
             ("", "    let make_mask = course::masks::make_mask;\n    make_mask(ids)", true),
+            ("", "    use course::masks as m3;\n    m3::make_mask(ids)", true),
+            ("pub fn make_mask() {}", "    use course::masks::*;\n    make_mask(ids)", true),
+            ("pub fn make_mask() {}", "    make_mask()", false),
         ];
         for (extra, body, want) in cases {
             assert_eq!(
