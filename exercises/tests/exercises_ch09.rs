@@ -1,14 +1,26 @@
 //! Chapter 09 exercises: `cargo test --test exercises_ch09`.
 mod common;
 
-use common::{assert_close, assert_close_f64, seeded};
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+use common::{assert_close, assert_close_f64, global_rng, seeded, tiny_config};
 use exercises::ch09_train_reverse::{
-    label_smoothed_loss, smoothed_loss_floor, warmup_cosine_lr,
+    compare_lengths, label_smoothed_loss, score_length, smoothed_loss_floor,
+    train_without_length, warmup_cosine_lr, LengthScore, LengthVerdict,
 };
 use rstest::rstest;
-use tch::{Device, Kind, Reduction, Tensor};
-use transformer_course::train::masked_cross_entropy;
-use transformer_course::vocab::PAD_ID;
+use tch::{nn, Device, Kind, Reduction, Tensor};
+use transformer_course::data::{digit_rows, encode_pair, ReverseDataset};
+use transformer_course::generate::{
+    greedy_decode, row_is_right, sign_test_p_value, two_rates_p_value,
+    wilson_interval,
+};
+use transformer_course::train::{
+    masked_cross_entropy, Learner, TrainOptions, Trainer,
+};
+use transformer_course::transformer::Transformer;
+use transformer_course::vocab::{PAD_ID, SEQ_LEN};
 
 fn logits_and_labels(seed: i64) -> (Tensor, Tensor) {
     let logits = common::randn(seed, &[6, 13]) * 3.0;
@@ -263,5 +275,358 @@ fn ex09_label_smoothing_is_written_by_hand() {
             ("masked_cross_entropy", why),
             ("cross_entropy", why),
         ],
+    );
+}
+
+/// A learner that writes down every batch it is given, then lets chapter 09's
+/// `Trainer` learn from it: what the training saw, observed, not claimed.
+struct Spy {
+    inner: Trainer,
+    /// The digits of every source row, in the order the batches came.
+    src_digits: Vec<Vec<i64>>,
+    /// Rows whose target is not the reversal of their source.
+    misaligned: usize,
+    batches: usize,
+}
+
+impl Learner for Spy {
+    fn learn(
+        &mut self,
+        src: &Tensor,
+        tgt: &Tensor,
+    ) -> anyhow::Result<(f64, f64)> {
+        let batch = ReverseDataset {
+            src: src.shallow_clone(),
+            tgt: tgt.shallow_clone(),
+        };
+        let tgt_rows = Vec::<i64>::try_from(&tgt.flatten(0, -1)).unwrap();
+        for (digits, t) in digit_rows(&batch)
+            .into_iter()
+            .zip(tgt_rows.chunks_exact(SEQ_LEN))
+        {
+            self.misaligned += (encode_pair(&digits).1 != t) as usize;
+            self.src_digits.push(digits);
+        }
+        self.batches += 1;
+        self.inner.learn(src, tgt)
+    }
+
+    fn trainer(&self) -> &Trainer {
+        &self.inner
+    }
+}
+
+/// A spy around a new tiny model (d_model 32, 4 heads, d_ff 64, 2 layers, no
+/// dropout), its weights drawn from `opts.seed`.
+fn spy(opts: &TrainOptions) -> Spy {
+    let _rng = global_rng(); // Trainer::new seeds tch's generator
+    Spy {
+        inner: Trainer::new(tiny_config(2), Device::Cpu, opts).unwrap(),
+        src_digits: vec![],
+        misaligned: 0,
+        batches: 0,
+    }
+}
+
+fn short_run(n_train: usize) -> TrainOptions {
+    TrainOptions {
+        epochs: 1,
+        n_train,
+        n_val: 50,
+        eval_samples: 50,
+        warmup: 100,
+        ..TrainOptions::default()
+    }
+}
+
+#[rstest]
+#[case::seven_of_three_to_twelve(3..=12, 7)]
+#[case::four_of_three_to_six(3..=6, 4)]
+fn ex09_unseen_length_training_never_shows_the_held_out_length(
+    #[case] lengths: std::ops::RangeInclusive<usize>,
+    #[case] held_out: usize,
+) {
+    let opts = short_run(640);
+    let mut s = spy(&opts);
+    let train =
+        train_without_length(&mut s, &opts, lengths.clone(), held_out).unwrap();
+    assert_eq!(
+        s.batches,
+        opts.n_train / opts.batch_size,
+        "train with chapter 09's `fit(learner, ..)`: one epoch of {} samples is {} \
+         batches of {}",
+        opts.n_train,
+        opts.n_train / opts.batch_size,
+        opts.batch_size
+    );
+    let mut counts = vec![0usize; SEQ_LEN];
+    for d in &s.src_digits {
+        counts[d.len()] += 1;
+    }
+    assert_eq!(
+        counts[held_out], 0,
+        "the training saw {} rows of the held-out length {held_out}",
+        counts[held_out]
+    );
+    let kept = lengths.clone().filter(|&n| n != held_out).count();
+    for n in lengths.clone().filter(|&n| n != held_out) {
+        assert!(
+            counts[n] * kept * 2 > opts.n_train,
+            "length {n} made {} of {} training rows; the lengths other than \
+             {held_out} should be about equally frequent",
+            counts[n],
+            opts.n_train
+        );
+    }
+    let outside: usize = (0..SEQ_LEN)
+        .filter(|n| !lengths.contains(n))
+        .map(|n| counts[n])
+        .sum();
+    assert_eq!(outside, 0, "rows with lengths outside {lengths:?}");
+    assert_eq!(
+        s.misaligned, 0,
+        "targets that are not `BOS dₙ … d₁ EOS PAD…`: lay each sample out with \
+         encode_pair"
+    );
+    let observed: HashSet<Vec<i64>> = s.src_digits.iter().cloned().collect();
+    let returned: HashSet<Vec<i64>> = digit_rows(&train).into_iter().collect();
+    assert_eq!(
+        observed, returned,
+        "return the training set that the learner was given"
+    );
+    assert!(
+        (2..=9).all(|d| s.src_digits.iter().flatten().any(|&x| x == d)),
+        "digits uniform in 0–9"
+    );
+}
+
+/// The tiny model of `TRAINED_RUN`, trained once for all the tests that need it,
+/// with what its training saw.
+struct Trained {
+    _vs: nn::VarStore,
+    model: Transformer,
+    seen: HashSet<Vec<i64>>,
+    train: ReverseDataset,
+}
+
+/// Lengths 3–8, 6 held out: short enough for a tiny model to learn in seconds
+/// in a debug build.
+const TRAINED_LENGTHS: std::ops::RangeInclusive<usize> = 3..=8;
+const TRAINED_HELD_OUT: usize = 6;
+
+fn trained() -> std::sync::MutexGuard<'static, Trained> {
+    static TRAINED: OnceLock<Mutex<Trained>> = OnceLock::new();
+    let cell = TRAINED.get_or_init(|| {
+        let opts = TrainOptions {
+            epochs: 1,
+            n_train: TRAINED_STEPS * 64,
+            n_val: 50,
+            eval_samples: 50,
+            warmup: 200,
+            ..TrainOptions::default()
+        };
+        let mut s = spy(&opts);
+        let train = train_without_length(
+            &mut s,
+            &opts,
+            TRAINED_LENGTHS,
+            TRAINED_HELD_OUT,
+        )
+        .unwrap();
+        let Trainer { vs, model, .. } = s.inner;
+        Mutex::new(Trained {
+            _vs: vs,
+            model,
+            seen: s.src_digits.into_iter().collect(),
+            train,
+        })
+    });
+    cell.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const TRAINED_STEPS: usize = 400;
+
+/// How many of `scored` greedy decoding reverses exactly, counted here with
+/// chapter 10's own functions, one row at a time.
+fn recount(model: &Transformer, scored: &[Vec<i64>]) -> usize {
+    scored
+        .iter()
+        .filter(|d| {
+            let (src, tgt) = encode_pair(d);
+            let src = Tensor::from_slice(&src).view([1, SEQ_LEN as i64]);
+            let pred = greedy_decode(model, &src, SEQ_LEN);
+            let pred = Vec::<i64>::try_from(&pred.view([-1])).unwrap();
+            row_is_right(&pred, &tgt)
+        })
+        .count()
+}
+
+#[test]
+fn ex09_unseen_length_a_small_model_reverses_the_length_it_never_saw() {
+    let t = trained();
+    assert!(
+        t.seen.iter().all(|d| d.len() != TRAINED_HELD_OUT),
+        "the training saw the held-out length {TRAINED_HELD_OUT}"
+    );
+    let s = score_length(&t.model, TRAINED_HELD_OUT, 100, 7, &t.train);
+    assert_eq!(s.scored.len(), 100, "score the n samples asked for");
+    assert!(
+        s.scored.iter().all(|d| d.len() == TRAINED_HELD_OUT),
+        "score at the length asked for, {TRAINED_HELD_OUT}"
+    );
+    assert!(
+        s.right >= 80,
+        "after {TRAINED_STEPS} steps on lengths {TRAINED_LENGTHS:?} without \
+         {TRAINED_HELD_OUT}, the tiny model reversed only {} of 100 sequences of \
+         length {TRAINED_HELD_OUT} (the reference solution's model: 93). Does the \
+         training set hold every other length, laid out by encode_pair, and does \
+         the scoring decode greedily with the model as trained?",
+        s.right
+    );
+}
+
+#[test]
+fn ex09_unseen_length_scores_only_sequences_not_trained_on() {
+    // A "training set" of every 3-digit sequence but those ending in 3: the
+    // only 100 left to score end in 3.
+    let rows: Vec<Vec<i64>> = (0..1000i64)
+        .map(|k| vec![k / 100, k / 10 % 10, k % 10])
+        .filter(|d| d[2] != 3)
+        .collect();
+    let (src, tgt): (Vec<_>, Vec<_>) =
+        rows.iter().map(|d| encode_pair(d)).unzip();
+    let shape = [rows.len() as i64, SEQ_LEN as i64];
+    let trained_on = ReverseDataset {
+        src: Tensor::from_slice(&src.concat()).view(shape),
+        tgt: Tensor::from_slice(&tgt.concat()).view(shape),
+    };
+    let t = trained();
+    let s = score_length(&t.model, 3, 60, 11, &trained_on);
+    assert_eq!(s.len, 3);
+    assert_eq!(s.scored.len(), 60, "score the n samples asked for");
+    let trained_too = s.scored.iter().filter(|d| d[2] != 3).count();
+    assert_eq!(
+        trained_too, 0,
+        "{trained_too} of the 60 scored sequences are in `trained_on`: a sequence \
+         the model was trained on says nothing about a length it never saw"
+    );
+    let distinct: HashSet<&Vec<i64>> = s.scored.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        60,
+        "only {} of the 60 scored sequences differ: n different sequences, or the \
+         count is not of n independent rows",
+        distinct.len()
+    );
+}
+
+#[rstest]
+fn ex09_unseen_length_counts_what_greedy_decoding_gets_right(
+    #[values(5, 6, 7)] len: usize,
+) {
+    let t = trained();
+    let s = score_length(&t.model, len, 100, 3, &t.train);
+    assert!(s.scored.iter().all(|d| d.len() == len));
+    let unseen = s.scored.iter().filter(|d| !t.seen.contains(*d)).count();
+    assert_eq!(unseen, 100, "score sequences the training never showed");
+    let want = recount(&t.model, &s.scored);
+    assert_eq!(
+        s.right, want,
+        "length {len}: you count {} right, greedy decoding gets {want} of the scored \
+         sequences exactly (the reversed digits, then EOS): decode with the model in \
+         inference mode, as chapter 10 does, and count whole rows",
+        s.right
+    );
+    let other = score_length(&t.model, len, 100, 4, &t.train);
+    assert_ne!(
+        other.scored, s.scored,
+        "another seed should draw other sequences"
+    );
+}
+
+fn scored(len: usize, right: usize, rows: usize) -> LengthScore {
+    LengthScore {
+        len,
+        scored: (0..rows).map(|i| vec![i as i64 % 10; len]).collect(),
+        right,
+    }
+}
+
+#[test]
+fn ex09_unseen_length_compare_pools_the_seen_lengths() {
+    let held = scored(7, 40, 50);
+    let seen = [scored(6, 180, 200), scored(8, 90, 100)];
+    let v = compare_lengths(&held, &seen);
+    let want = LengthVerdict {
+        held_out: (40, 50),
+        seen: (270, 300),
+        held_out_interval: wilson_interval(40, 50),
+        seen_interval: wilson_interval(270, 300),
+        p: two_rates_p_value((10, 50), (30, 300)),
+    };
+    assert_eq!(
+        (v.held_out, v.seen),
+        (want.held_out, want.seen),
+        "(right, rows): the held-out length's, and the seen lengths' added up"
+    );
+    assert_eq!(
+        (v.held_out_interval, v.seen_interval),
+        (want.held_out_interval, want.seen_interval),
+        "95 % Wilson intervals of the two rates (`wilson_interval`)"
+    );
+    assert_close_f64(
+        v.p,
+        want.p,
+        1e-12,
+        "the held-out rows and the seen rows are two independent samples with no \
+         row in common: test the two rates directly with Fisher's exact test \
+         (`two_rates_p_value` of (misses, rows) each). A sign test pairs rows that \
+         are not pairs; overlapping intervals are not a test",
+    );
+    assert!(
+        v.p > sign_test_p_value(10, 30) * 1.5
+            || v.p < sign_test_p_value(10, 30) / 1.5,
+        "test bug: the case should tell Fisher's test from a sign test"
+    );
+}
+
+#[test]
+fn ex09_unseen_length_compare_is_a_direct_test_where_intervals_overlap() {
+    // 82 of 100 against 180 of 200: the intervals overlap, which by itself
+    // says nothing about whether the rates differ; the direct test does.
+    let held = scored(7, 82, 100);
+    let seen = [scored(6, 180, 200)];
+    let v = compare_lengths(&held, &seen);
+    assert!(
+        v.held_out_interval.1 > v.seen_interval.0,
+        "test bug: the intervals should overlap"
+    );
+    let want = two_rates_p_value((18, 100), (20, 200));
+    assert_close_f64(
+        v.p,
+        want,
+        1e-12,
+        "Fisher's exact test of (misses, rows) at the held-out length against the \
+         seen lengths (`two_rates_p_value`); not a permutation test drawn at random, \
+         not a verdict read off the intervals",
+    );
+}
+
+#[test]
+fn ex09_unseen_length_compare_refuses_a_seen_score_of_the_held_out_length() {
+    // A valid call first: a blank exercise stops here, at its todo!().
+    let _ = compare_lengths(&scored(7, 1, 2), &[scored(6, 1, 2)]);
+    let got = std::panic::catch_unwind(|| {
+        compare_lengths(&scored(7, 1, 2), &[scored(6, 1, 2), scored(7, 2, 2)])
+    });
+    let message = match got {
+        Ok(v) => panic!(
+            "a 'seen' score of the held-out length 7 was compared: {v:?}"
+        ),
+        Err(e) => workbench::cli::panic_message(e.as_ref()),
+    };
+    assert!(
+        message.contains("held-out length"),
+        "the panic should say a seen score has the held-out length: {message}"
     );
 }
