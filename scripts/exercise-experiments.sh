@@ -8,14 +8,16 @@
 #              Pre-Norm, with chapter 09's warmup and with its peak rate from step 1
 #   post-norm  ex13's Post-Norm without warmup against the ablation study's Post-Norm,
 #              on the whole model, the study's budget, three seeds
+#   unseen-length  ex09's lengths never trained on: chapter 09's model without length 7,
+#              and on lengths 3-10 only, scored at lengths 4-12
 #
-#   scripts/exercise-experiments.sh            all five, written to book/src/outputs/
+#   scripts/exercise-experiments.sh            all six, written to book/src/outputs/
 #                                              exercise_<name>.txt by scripts/regen-outputs.sh
-#                                              (about 20 minutes on 2 idle cores)
-#   scripts/exercise-experiments.sh --quick    all five shrunk to seconds, printed only:
+#                                              (about 30 minutes on 2 idle cores)
+#   scripts/exercise-experiments.sh --quick    all six shrunk to seconds, printed only:
 #                                              a check that they run, not the book's numbers
 #   scripts/exercise-experiments.sh NAME...    only these (masks, kv-cache, copy-task, norms,
-#                                              post-norm)
+#                                              post-norm, unseen-length)
 #   scripts/exercise-experiments.sh --run NAME one experiment, printed, from the binary in
 #                                              ${BIN_DIR:-target/release} (what regen-outputs.sh runs)
 #
@@ -33,12 +35,12 @@ fi
 for a in "$@"; do
   case $a in
     --quick) quick=1 ;;
-    masks|kv-cache|copy-task|norms|post-norm) names+=("$a") ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    masks|kv-cache|copy-task|norms|post-norm|unseen-length) names+=("$a") ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "exercise-experiments.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(masks kv-cache copy-task norms post-norm)
+[ ${#names[@]} -gt 0 ] || names=(masks kv-cache copy-task norms post-norm unseen-length)
 if [ $quick = 1 ]; then
   cargo build --release --bin exercise_experiments
   for n in "${names[@]}"; do

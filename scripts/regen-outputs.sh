@@ -83,6 +83,7 @@ exercise_kv_cache                          scripts/exercise-experiments.sh  --ru
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
 exercise_norms                             scripts/exercise-experiments.sh  --run norms
 exercise_post_norm                         scripts/exercise-experiments.sh  --run post-norm
+exercise_unseen_length                     scripts/exercise-experiments.sh  --run unseen-length
 # Counted from the book and the exercises, no program run: the page for instructors.
 course_plan                                scripts/course-plan.sh
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where

@@ -359,7 +359,7 @@ fn ex09_unseen_length_training_never_shows_the_held_out_length(
         opts.n_train / opts.batch_size,
         opts.batch_size
     );
-    let mut counts = vec![0usize; SEQ_LEN];
+    let mut counts = [0usize; SEQ_LEN];
     for d in &s.src_digits {
         counts[d.len()] += 1;
     }

@@ -7,12 +7,13 @@
 //!   cargo run --release --bin exercise_experiments -- copy-task [--quick]
 //!   cargo run --release --bin exercise_experiments -- norms [--quick]
 //!   cargo run --release --bin exercise_experiments -- post-norm [--quick]
+//!   cargo run --release --bin exercise_experiments -- unseen-length [--quick]
 //!
 //! `scripts/exercise-experiments.sh` runs them all; `scripts/regen-outputs.sh`
 //! writes each one's output to `book/src/outputs/exercise_<name>.txt`. --quick
 //! shrinks the runs to seconds, for a laptop check that everything works; its
 //! numbers are not the book's.
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, RangeInclusive};
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -22,6 +23,9 @@ use tch::{nn, Device, Kind, Tensor};
 use exercises::ch03_feed_forward::{swiglu_hidden_matching, SwiGluFeedForward};
 use exercises::ch04_encoder::PostNormEncoderLayer;
 use exercises::ch08_reverse_data::make_copy_dataset;
+use exercises::ch09_train_reverse::{
+    compare_lengths, score_length, train_without_length, LengthScore,
+};
 use exercises::ch10_greedy_decode::greedy_decode_cached;
 use exercises::ch13_ablation::{paired_verdict, post_norm_without_warmup};
 use transformer_course::attention::MultiHeadAttention;
@@ -46,7 +50,7 @@ use workbench::ablation::{
 
 const USAGE: &str =
     "usage: exercise_experiments (masks | kv-cache | copy-task \
-                     | norms | post-norm) [--quick]";
+                     | norms | post-norm | unseen-length) [--quick]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,6 +66,7 @@ fn main() -> Result<()> {
         ["copy-task"] => copy_task(quick),
         ["norms"] => norms(quick),
         ["post-norm"] => post_norm(quick),
+        ["unseen-length"] => unseen_length(quick),
         ["-h" | "--help"] => {
             println!("{USAGE}");
             Ok(())
@@ -558,6 +563,99 @@ fn post_norm(quick: bool) -> Result<()> {
             "    without warmup: {} rows lost, {} gained, sign test p {p}\n",
             v.lost, v.gained
         );
+    }
+    Ok(())
+}
+
+/// ex09_unseen_length: chapter 09's model and recipe trained once without
+/// length 7 (inside the range it saw) and once on 3-10 only (11 and 12 lie
+/// beyond it), each scored on sequences it never saw.
+fn unseen_length(quick: bool) -> Result<()> {
+    let opts = TrainOptions {
+        epochs: if quick { 1 } else { 10 },
+        n_train: if quick { 2_000 } else { 20_000 },
+        ..TrainOptions::default()
+    };
+    let (n_held, n_seen) = if quick { (100, 50) } else { (1_000, 500) };
+    let cfg = TransformerConfig::reverse_task();
+    println!(
+        "Chapter 09's model and recipe: {} epochs of {} samples, seed {}, data seed {}.",
+        opts.epochs, opts.n_train, opts.seed, opts.data_seed
+    );
+    println!(
+        "Scored by greedy decoding on sequences the training never saw: {n_held} of"
+    );
+    println!("each held-out length, {n_seen} of each other length; 95 % Wilson intervals.");
+    // The lengths trained on, the one left out (11 is outside 3..=10, so the
+    // second run leaves nothing out of its range), the lengths never trained on
+    // and the seen lengths to compare them with.
+    type Run = (
+        RangeInclusive<usize>,
+        usize,
+        &'static [usize],
+        &'static [usize],
+    );
+    let runs: [Run; 2] = [
+        (3..=12, 7, &[7], &[6, 8]),
+        (3..=10, 11, &[11, 12], &[9, 10]),
+    ];
+    for (lengths, held_out, targets, neighbours) in runs {
+        let start = Instant::now();
+        let mut trainer = Trainer::new(cfg, Device::Cpu, &opts)?;
+        let train = train_without_length(
+            &mut trainer,
+            &opts,
+            lengths.clone(),
+            held_out,
+        )?;
+        let trained: Vec<String> = lengths
+            .clone()
+            .filter(|&n| n != held_out)
+            .map(|n| n.to_string())
+            .collect();
+        println!(
+            "\nTrained on lengths {} ({:.0} s):",
+            trained.join(" "),
+            start.elapsed().as_secs_f64()
+        );
+        let model = &trainer.model;
+        let mut scores: Vec<LengthScore> = Vec::new();
+        for len in 4..=12 {
+            let n = if targets.contains(&len) {
+                n_held
+            } else {
+                n_seen
+            };
+            let s = score_length(model, len, n, 1_000 + len as u64, &train);
+            let (lo, hi) = wilson_interval(s.right, n);
+            println!(
+                "  length {len:2}  {:4} of {n:4} right  {:.3} [{lo:.3}, {hi:.3}]{}",
+                s.right,
+                s.right as f64 / n as f64,
+                if lengths.contains(&len) && len != held_out { "" } else { "  never trained on" }
+            );
+            scores.push(s);
+        }
+        let seen: Vec<LengthScore> = scores
+            .iter()
+            .filter(|s| neighbours.contains(&s.len))
+            .cloned()
+            .collect();
+        for &t in targets {
+            let held = scores.iter().find(|s| s.len == t).expect("scored");
+            let v = compare_lengths(held, &seen);
+            let names: Vec<String> =
+                neighbours.iter().map(|n| n.to_string()).collect();
+            println!(
+                "  length {t} against {} pooled: {} of {} against {} of {}, Fisher p = {:.2e}",
+                names.join(" and "),
+                v.held_out.0,
+                v.held_out.1,
+                v.seen.0,
+                v.seen.1,
+                v.p
+            );
+        }
     }
     Ok(())
 }
