@@ -651,7 +651,7 @@ fn unseen_length(quick: bool) -> Result<()> {
             let names: Vec<String> =
                 neighbours.iter().map(|n| n.to_string()).collect();
             println!(
-                "  length {t} against {} pooled: {} of {} against {} of {}, Fisher p = {:.2e}",
+                "  length {t} vs {} pooled: {} of {} vs {} of {}, Fisher p = {:.2e}",
                 names.join(" and "),
                 v.held_out.0,
                 v.held_out.1,
