@@ -13,7 +13,7 @@
 #
 #   scripts/exercise-experiments.sh            all six, written to book/src/outputs/
 #                                              exercise_<name>.txt by scripts/regen-outputs.sh
-#                                              (about 30 minutes on 2 idle cores)
+#                                              (about 40 minutes on 2 cores)
 #   scripts/exercise-experiments.sh --quick    all six shrunk to seconds, printed only:
 #                                              a check that they run, not the book's numbers
 #   scripts/exercise-experiments.sh NAME...    only these (masks, kv-cache, copy-task, norms,
