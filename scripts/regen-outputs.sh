@@ -77,7 +77,7 @@ figures                                    figures             --out-dir book/sr
 # two CPU cores).
 ablation                                   ablation            --out-dir book/src/figures
 # The exercise experiments of the answer key, from the exercise solutions (also run by
-# scripts/exercise-experiments.sh; about 20 minutes in all on two CPU cores).
+# scripts/exercise-experiments.sh; about 40 minutes in all on two CPU cores).
 exercise_masks                             scripts/exercise-experiments.sh  --run masks
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
