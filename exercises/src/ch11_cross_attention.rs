@@ -1,9 +1,14 @@
 //! Chapter 11 exercises — reading attention maps as numbers.
 //! Check with `cargo test --test exercises_ch11`.
-use tch::{Kind, Tensor};
+use tch::{Device, Kind, Tensor};
 
+use transformer_course::generate::{correct_rows, sign_test_p_value};
 use transformer_course::transformer::{make_causal_mask, Transformer};
-use transformer_course::viz::expected_column;
+use transformer_course::viz::{
+    attention_module, every_weight, expected_column, with_head_off,
+    AttentionKind,
+};
+use transformer_course::vocab::PAD_ID;
 
 /// ★ ex11_cross_map — the map chapter 11 draws: the *last* decoder layer's
 /// cross-attention for one example, averaged over heads. src: [1, Ls], tgt_in:
@@ -70,4 +75,133 @@ pub fn anti_diagonal_score(map: &Tensor, n: i64) -> f64 {
     let picked = map.narrow(0, 0, n + 1).gather(1, &cols, false); // [n+1, 1]
     picked.mean(Kind::Double).double_value(&[])
     // ANCHOR_END: ex11_anti_diagonal
+}
+
+/// ★★★ ex11_find_a_head — find a head that does something the book did not
+/// name: the *previous-token head*, which makes each position look at the one
+/// just before it. Three pieces, which `exercise_experiments find-a-head` puts
+/// together on a model it trains.
+///
+/// First, the score: `weights` are one self-attention layer's weights
+/// [B, H, L, L] (queries and keys are the same positions) and `tokens` [B, L]
+/// the ids at those positions. A query counts when it is real (not PAD) and has
+/// a position before it (position ≥ 1); return, per head, the mean over the
+/// counted queries of the batch of the weight the query puts on the key just
+/// before it (position i − 1 for query i): 1.0 for a perfect previous-token
+/// head.
+pub fn previous_token_score(weights: &Tensor, tokens: &Tensor) -> Vec<f64> {
+    // ANCHOR: ex11_find_a_head_score
+    // HINT: the weights a query i puts on key i − 1 lie one below the diagonal
+    // HINT: of each [L, L] map: `diagonal(offset, dim1, dim2)` with the right
+    // HINT: offset gives them as [B, H, L − 1], for queries 1 .. L. Which of
+    // HINT: those queries are real follows from `tokens` (PAD_ID); average each
+    // HINT: head over the real ones only, across the whole batch.
+    let below = weights.diagonal(-1, -2, -1).to_kind(Kind::Double); // [B, H, L-1]
+    let l = tokens.size()[1];
+    let real = tokens
+        .narrow(1, 1, l - 1)
+        .ne(PAD_ID)
+        .to_kind(Kind::Double)
+        .to_device(weights.device())
+        .unsqueeze(1); // [B, 1, L-1]
+    let sum =
+        (below * &real).sum_dim_intlist([0, 2].as_slice(), false, Kind::Double);
+    let n = real.sum(Kind::Double);
+    Vec::<f64>::try_from(&(sum / n).to_device(Device::Cpu))
+        .expect("one score per head")
+    // ANCHOR_END: ex11_find_a_head_score
+}
+
+/// The strongest previous-token head of a model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FoundHead {
+    /// `AttentionKind::EncoderSelf` or `AttentionKind::DecoderSelf`.
+    pub kind: AttentionKind,
+    pub layer: usize,
+    pub head: i64,
+    /// Its `previous_token_score`.
+    pub score: f64,
+}
+
+/// Second, the finder: score every head of every
+/// self-attention layer, the encoder's (over `src`) and the decoder's (over
+/// `tgt_in`, teacher forcing), in one inference pass of `model`, and return the
+/// head with the highest `previous_token_score` (the first one met, encoder
+/// before decoder and lower layers and heads first, if two tie).
+pub fn find_previous_token_head(
+    model: &Transformer,
+    src: &Tensor,
+    tgt_in: &Tensor,
+) -> FoundHead {
+    // ANCHOR: ex11_find_a_head_find
+    // HINT: `viz::every_weight` runs the pass and returns the encoder's weights
+    // HINT: per layer and the decoder's per layer (`self_attn`, `cross_attn`).
+    // HINT: Cross-attention maps decoder positions to source positions: "the
+    // HINT: position before" means nothing there. Score each layer with the
+    // HINT: tokens of its own queries.
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    let layers = enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, src))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| {
+            (AttentionKind::DecoderSelf, l, &w.self_attn, tgt_in)
+        }));
+    let mut best: Option<FoundHead> = None;
+    for (kind, layer, w, tokens) in layers {
+        for (head, score) in
+            previous_token_score(w, tokens).into_iter().enumerate()
+        {
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(FoundHead {
+                    kind,
+                    layer,
+                    head: head as i64,
+                    score,
+                });
+            }
+        }
+    }
+    best.expect("a model with at least one self-attention layer")
+    // ANCHOR_END: ex11_find_a_head_find
+}
+
+/// What switching a head off does, row by row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeadCheck {
+    /// Rows greedy decoding gets right with the head on, wrong with it off.
+    pub only_on: usize,
+    /// Rows it gets right only with the head off.
+    pub only_off: usize,
+    /// Two-sided p of the exact sign test on those flips.
+    pub p: f64,
+}
+
+/// Third, the causal check: decode the rows
+/// `src`/`tgt` (a reversal dataset's tensors) greedily with the head `found`
+/// on, then with it switched off, judge each row by exact match, and compare
+/// the two runs row by row.
+pub fn check_head(
+    model: &Transformer,
+    found: &FoundHead,
+    src: &Tensor,
+    tgt: &Tensor,
+) -> HeadCheck {
+    // ANCHOR: ex11_find_a_head_check
+    // HINT: chapter 10's `correct_rows` judges every row; `viz::with_head_off`
+    // HINT: runs a closure with one head silenced (`viz::attention_module`
+    // HINT: finds the module of a kind and layer). The same rows are scored
+    // HINT: twice: they are pairs, and chapter 13 has the test for pairs.
+    let on = correct_rows(model, src, tgt, 500);
+    let mha = attention_module(model, found.kind, found.layer);
+    let off =
+        with_head_off(mha, found.head, || correct_rows(model, src, tgt, 500));
+    let only_on = on.iter().zip(&off).filter(|(a, b)| **a && !**b).count();
+    let only_off = on.iter().zip(&off).filter(|(a, b)| !**a && **b).count();
+    HeadCheck {
+        only_on,
+        only_off,
+        p: sign_test_p_value(only_on, only_off),
+    }
+    // ANCHOR_END: ex11_find_a_head_check
 }

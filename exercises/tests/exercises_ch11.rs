@@ -2,17 +2,24 @@
 mod common;
 
 use common::{assert_close, assert_close_f64, eval_model, EVAL};
+use common::{global_rng, randn, tiny_config, tiny_model};
 use exercises::ch11_cross_attention::{
-    anti_diagonal_score, attention_entropy, cross_attention_map,
+    anti_diagonal_score, attention_entropy, check_head, cross_attention_map,
+    find_previous_token_head, previous_token_score, FoundHead, HeadCheck,
 };
 use rstest::rstest;
-use tch::{Device, Kind, Tensor};
-use transformer_course::data::encode_pair;
-use transformer_course::train::teacher_forcing;
+use std::sync::{Mutex, OnceLock};
+use tch::{nn, Device, Kind, Tensor};
+use transformer_course::data::{encode_pair, make_dataset};
+use transformer_course::generate::{correct_rows, sign_test_p_value};
+use transformer_course::train::{fit, teacher_forcing, TrainOptions, Trainer};
 use transformer_course::transformer::{
     make_causal_mask, make_padding_mask, make_target_mask, Transformer,
 };
-use transformer_course::vocab::SEQ_LEN;
+use transformer_course::viz::{
+    attention_module, every_weight, with_head_off, AttentionKind,
+};
+use transformer_course::vocab::{BOS_ID, EOS_ID, PAD_ID, SEQ_LEN};
 
 fn example(digits: &[i64]) -> (Tensor, Tensor) {
     let (s, t) = encode_pair(digits);
@@ -273,5 +280,442 @@ fn ex11_cross_map_is_written_by_hand() {
         include_str!("../src/ch11_cross_attention.rs"),
         "ex11_cross_map",
         &[("every_weight", instead), ("attention_maps", instead)],
+    );
+}
+
+// ---- ex11_find_a_head ----------------------------------------------------
+
+/// Per head, the previous-token score written out with loops: the weight of
+/// query i on key i − 1, over the queries at i ≥ 1 whose token is not PAD. The
+/// variants are the mistakes the tests name: `Wrong` says which.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wrong {
+    None,
+    Diagonal,
+    AboveDiagonal,
+    PaddingQueries,
+    PositionZero,
+    MeanOfRowMeans,
+    MeanOverKeys,
+}
+
+fn score_by_loops(w: &Tensor, tokens: &Tensor, wrong: Wrong) -> Vec<f64> {
+    let (b, h, l, _) = w.size4().unwrap();
+    let w = w.to_kind(Kind::Double);
+    let tok = |bi: i64, i: i64| tokens.int64_value(&[bi, i]);
+    (0..h)
+        .map(|hi| {
+            let mut per_row = Vec::new();
+            let (mut sum, mut n) = (0.0, 0.0);
+            for bi in 0..b {
+                let (mut rs, mut rn) = (0.0, 0.0);
+                for i in 0..l {
+                    let counted = match wrong {
+                        Wrong::PaddingQueries => i >= 1,
+                        Wrong::PositionZero => tok(bi, i) != PAD_ID,
+                        _ => i >= 1 && tok(bi, i) != PAD_ID,
+                    };
+                    if !counted {
+                        continue;
+                    }
+                    let v = match wrong {
+                        Wrong::Diagonal => w.double_value(&[bi, hi, i, i]),
+                        Wrong::AboveDiagonal if i + 1 < l => {
+                            w.double_value(&[bi, hi, i, i + 1])
+                        }
+                        Wrong::AboveDiagonal => 0.0,
+                        Wrong::PositionZero if i == 0 => 0.0,
+                        Wrong::MeanOverKeys => {
+                            (0..l)
+                                .map(|j| w.double_value(&[bi, hi, i, j]))
+                                .sum::<f64>()
+                                / l as f64
+                        }
+                        _ => w.double_value(&[bi, hi, i, i - 1]),
+                    };
+                    rs += v;
+                    rn += 1.0;
+                }
+                sum += rs;
+                n += rn;
+                per_row.push(rs / rn);
+            }
+            if wrong == Wrong::MeanOfRowMeans {
+                per_row.iter().sum::<f64>() / per_row.len() as f64
+            } else {
+                sum / n
+            }
+        })
+        .collect()
+}
+
+const MISTAKES: [(Wrong, &str); 6] = [
+    (Wrong::Diagonal, "the diagonal (key i, the query itself) instead of key i − 1"),
+    (Wrong::AboveDiagonal, "key i + 1 instead of key i − 1: diagonal offset +1 instead of −1"),
+    (Wrong::PaddingQueries, "the PAD queries count too: only real tokens are queries"),
+    (Wrong::PositionZero, "position 0 counts (with 0): it has no previous token, leave it out"),
+    (
+        Wrong::MeanOfRowMeans,
+        "a mean of each sequence's mean: every counted query must weigh the same, \
+         whatever its sequence's length",
+    ),
+    (Wrong::MeanOverKeys, "an average over the keys: read one weight per query, at key i − 1"),
+];
+
+/// Checks `got` against the loops, naming the mistake it matches if it is wrong.
+fn check_score(got: &[f64], w: &Tensor, tokens: &Tensor, what: &str) {
+    let want = score_by_loops(w, tokens, Wrong::None);
+    assert_eq!(got.len(), want.len(), "{what}: one score per head, [H]");
+    let close = |a: &[f64], b: &[f64]| {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    };
+    if close(got, &want) {
+        return;
+    }
+    for (wrong, says) in MISTAKES {
+        if close(got, &score_by_loops(w, tokens, wrong)) {
+            panic!("{what}: {says}. Got {got:?}, want {want:?}");
+        }
+    }
+    panic!("{what}: got {got:?}, want {want:?} (the mean over real queries at positions ≥ 1 of the weight on key i − 1)");
+}
+
+/// Softmax rows of random scores with the PAD keys at weight exactly 0, as a
+/// real layer gives them; `causal` also hides the keys after each query.
+fn hand_weights(seed: i64, tokens: &Tensor, h: i64, causal: bool) -> Tensor {
+    let (b, l) = tokens.size2().unwrap();
+    let scores = randn(seed, &[b, h, l, l]) * 2.0;
+    let mut hidden = tokens.eq(PAD_ID).view([b, 1, 1, l]);
+    if causal {
+        hidden = hidden
+            .logical_or(&make_causal_mask(l, Device::Cpu).view([1, 1, l, l]));
+    }
+    scores
+        .masked_fill(&hidden, f64::NEG_INFINITY)
+        .softmax(-1, Kind::Float)
+}
+
+fn padded(rows: &[&[i64]]) -> Tensor {
+    let l = rows.iter().map(|r| r.len()).max().unwrap();
+    let flat: Vec<i64> = rows
+        .iter()
+        .flat_map(|r| {
+            r.iter().copied().chain(std::iter::repeat(PAD_ID)).take(l)
+        })
+        .collect();
+    Tensor::from_slice(&flat).view([rows.len() as i64, l as i64])
+}
+
+#[rstest]
+#[case(false)]
+#[case(true)]
+fn ex11_find_a_head_score_of_random_weights_with_padding(#[case] causal: bool) {
+    // Sequences of 6, 3 and 1 real tokens in a batch of length 7: PAD queries
+    // and the rows' different lengths both change the number.
+    let tokens = padded(&[
+        &[BOS_ID, 8, 3, 9, 4, 12, EOS_ID],
+        &[5, 7, EOS_ID],
+        &[EOS_ID],
+    ]);
+    let w = hand_weights(11 + causal as i64, &tokens, 3, causal);
+    let got = previous_token_score(&w, &tokens);
+    check_score(
+        &got,
+        &w,
+        &tokens,
+        "random weights, 3 heads, PAD in two rows",
+    );
+}
+
+#[test]
+fn ex11_find_a_head_score_of_ideal_and_diagonal_heads() {
+    let tokens = padded(&[&[6, 4, 9, 3, EOS_ID], &[7, 5, EOS_ID]]);
+    let (b, l) = tokens.size2().unwrap();
+    // Head 0 looks at the previous key (position 0 at itself), head 1 at itself.
+    let prev = Tensor::eye(l, (Kind::Float, Device::Cpu)).roll([1], [0]);
+    prev.get(0)
+        .copy_(&Tensor::eye(l, (Kind::Float, Device::Cpu)).get(0));
+    let eye = Tensor::eye(l, (Kind::Float, Device::Cpu));
+    let w = Tensor::stack(&[prev, eye], 0)
+        .unsqueeze(0)
+        .expand([b, 2, l, l], false);
+    let got = previous_token_score(&w, &tokens);
+    check_score(
+        &got,
+        &w,
+        &tokens,
+        "head 0 on the previous key, head 1 on the query's own key",
+    );
+    assert!(
+        (got[0] - 1.0).abs() < 1e-6 && got[1].abs() < 1e-6,
+        "a perfect previous-token head scores 1 and a head on the diagonal 0, got {got:?}"
+    );
+}
+
+/// The dimensions of the position table the planted head reads: three (sin, cos)
+/// pairs, frequencies 1, 0.56 and 0.32 (d_model 32), and a reference dimension
+/// whose value stays near 0 over 14 positions (sin of the lowest frequency).
+const PLANT_PAIRS: [i64; 3] = [0, 1, 2];
+const PLANT_REF: i64 = 30;
+
+fn plant_dims() -> Vec<i64> {
+    PLANT_PAIRS
+        .iter()
+        .flat_map(|&p| [2 * p, 2 * p + 1])
+        .chain([PLANT_REF])
+        .collect()
+}
+
+/// Zeroes rows `dims` of a Linear's output (weights and bias).
+fn zero_out_rows(lin: &nn::Linear, dims: &[i64]) {
+    tch::no_grad(|| {
+        for &d in dims {
+            let _ = lin.ws.get(d).zero_();
+            if let Some(b) = &lin.bs {
+                let _ = b.get(d).zero_();
+            }
+        }
+    });
+}
+
+/// Makes head `head` of the self-attention in `layer` of the encoder or the
+/// decoder a previous-token head, by hand. The token embeddings are zeroed,
+/// so that the residual stream starts as the position table, and the sub-layers below
+/// write nothing into the residual stream (their attention weights are still
+/// there for the finder to score), so it holds the sinusoid there; LayerNorm
+/// subtracts one mean from all dimensions, which differences with the
+/// reference dimension cancel, and divides by one number per position, which
+/// only sharpens or softens (and is much the same from position to position:
+/// every row of the table has the same sum of squares). The head's queries are those sinusoids rotated
+/// back by one position (sin ω(i − 1), cos ω(i − 1)), its keys the sinusoids
+/// (sin ωj, cos ωj): the scores Σ cos ω(i − 1 − j) peak at j = i − 1.
+fn plant_previous_token_head(
+    m: &Transformer,
+    kind: AttentionKind,
+    layer: usize,
+    head: i64,
+) {
+    let dims = plant_dims();
+    let d_model = m.config.d_model;
+    tch::no_grad(|| {
+        for emb in [&m.encoder.embed.emb, &m.decoder.embed.emb] {
+            let _ = emb.ws.shallow_clone().zero_();
+        }
+        for l in 0..m.config.num_layers as usize {
+            let (below, lns): (Vec<&nn::Linear>, Vec<&nn::LayerNorm>) =
+                match kind {
+                    AttentionKind::EncoderSelf => {
+                        let e = &m.encoder.layers[l];
+                        (vec![&e.mha.W_o, &e.ffn.lin2], vec![&e.ln1])
+                    }
+                    _ => {
+                        let d = &m.decoder.layers[l];
+                        (
+                            vec![
+                                &d.self_mha.W_o,
+                                &d.cross_mha.W_o,
+                                &d.ffn.lin2,
+                            ],
+                            vec![&d.ln1],
+                        )
+                    }
+                };
+            for ln in lns {
+                for &d in &dims {
+                    if let Some(ws) = &ln.ws {
+                        let _ = ws.get(d).fill_(1.0);
+                    }
+                    if let Some(bs) = &ln.bs {
+                        let _ = bs.get(d).zero_();
+                    }
+                }
+            }
+            if l < layer {
+                for lin in below {
+                    zero_out_rows(lin, &(0..d_model).collect::<Vec<_>>());
+                }
+            }
+        }
+        let mha = attention_module(m, kind, layer);
+        let d_k = mha.d_k;
+        let rows = head * d_k..(head + 1) * d_k;
+        let strength = 200.0;
+        for lin in [&mha.W_q, &mha.W_k] {
+            let _ = lin.ws.narrow(0, rows.start, d_k).zero_();
+            if let Some(b) = &lin.bs {
+                let _ = b.narrow(0, rows.start, d_k).zero_();
+            }
+        }
+        for (k, &p) in PLANT_PAIRS.iter().enumerate() {
+            let omega = 10000f64.powf(-2.0 * p as f64 / d_model as f64);
+            let (c, s) = (omega.cos(), omega.sin());
+            let (sin_d, cos_d) = (2 * p, 2 * p + 1);
+            let (r_sin, r_cos) =
+                (rows.start + 2 * k as i64, rows.start + 2 * k as i64 + 1);
+            // key: (x_sin − x_ref, x_cos − x_ref)
+            let wk = &mha.W_k.ws;
+            let _ = wk.get(r_sin).get(sin_d).fill_(1.0);
+            let _ = wk.get(r_sin).get(PLANT_REF).fill_(-1.0);
+            let _ = wk.get(r_cos).get(cos_d).fill_(1.0);
+            let _ = wk.get(r_cos).get(PLANT_REF).fill_(-1.0);
+            // query: sin ω(i−1) = S·c − C·s, cos ω(i−1) = C·c + S·s
+            let wq = &mha.W_q.ws;
+            let set = |r: i64, a: f64, b: f64| {
+                let _ = wq.get(r).get(sin_d).fill_(strength * a);
+                let _ = wq.get(r).get(cos_d).fill_(strength * b);
+                let _ = wq.get(r).get(PLANT_REF).fill_(-strength * (a + b));
+            };
+            set(r_sin, c, -s);
+            set(r_cos, s, c);
+        }
+    });
+}
+
+fn reversal_batch(n: usize, seed: u64) -> (Tensor, Tensor, Tensor) {
+    let data = make_dataset(n, seed);
+    let (tgt_in, _) = teacher_forcing(&data.tgt);
+    (data.src, data.tgt, tgt_in)
+}
+
+#[rstest]
+#[case(AttentionKind::EncoderSelf, 0, 2)]
+#[case(AttentionKind::EncoderSelf, 1, 3)]
+#[case(AttentionKind::DecoderSelf, 0, 1)]
+#[case(AttentionKind::DecoderSelf, 1, 0)]
+fn ex11_find_a_head_names_a_planted_previous_token_head(
+    #[case] kind: AttentionKind,
+    #[case] layer: usize,
+    #[case] head: i64,
+) {
+    let (_vs, m) = tiny_model(5, 2);
+    plant_previous_token_head(&m, kind, layer, head);
+    let (src, _, tgt_in) = reversal_batch(32, 7);
+    let found = find_previous_token_head(&m, &src, &tgt_in);
+    // The planted head's score, from the weights of one inference pass.
+    let (enc_w, dec_w) = every_weight(&m, &src, &tgt_in);
+    let (w, tokens) = match kind {
+        AttentionKind::EncoderSelf => (enc_w[layer].shallow_clone(), &src),
+        _ => (dec_w[layer].self_attn.shallow_clone(), &tgt_in),
+    };
+    let planted = score_by_loops(&w, tokens, Wrong::None)[head as usize];
+    assert!(
+        planted > 0.9,
+        "test bug: the planted head scores only {planted:.3}"
+    );
+    assert_eq!(
+        (found.kind, found.layer, found.head),
+        (kind, layer, head),
+        "a previous-token head was planted in the {} attention of layer {layer}, head \
+         {head} (it scores {planted:.3}); the finder named the {} attention of layer {}, \
+         head {}, scoring {:.3}. Are both the encoder's and the decoder's self-attention \
+         layers scored, every layer, and the highest score kept?",
+        kind.name(),
+        found.kind.name(),
+        found.layer,
+        found.head,
+        found.score
+    );
+    assert_close_f64(
+        found.score,
+        planted,
+        1e-5,
+        "the score reported for the head found (its previous_token_score, inference mode)",
+    );
+}
+
+/// A tiny model trained for a few hundred steps, once for the tests that need
+/// one: it gets some sequences right and some wrong, so switching a head off
+/// can flip rows both ways.
+fn trained_tiny() -> std::sync::MutexGuard<'static, (nn::VarStore, Transformer)>
+{
+    static TRAINED: OnceLock<Mutex<(nn::VarStore, Transformer)>> =
+        OnceLock::new();
+    let cell = TRAINED.get_or_init(|| {
+        // Trainer::new seeds the global generator: hold its lock meanwhile.
+        let _rng = global_rng();
+        let opts = TrainOptions {
+            epochs: 1,
+            n_train: 300 * 64,
+            n_val: 50,
+            eval_samples: 50,
+            warmup: 150,
+            ..TrainOptions::default()
+        };
+        let mut t = Trainer::new(tiny_config(2), Device::Cpu, &opts).unwrap();
+        let train = make_dataset(opts.n_train, 0);
+        let val = make_dataset(opts.n_val, 1);
+        fit(&mut t, &train, &val, &opts, &mut ()).unwrap();
+        let Trainer { vs, model, .. } = t;
+        Mutex::new((vs, model))
+    });
+    cell.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn ex11_find_a_head_check_counts_the_flips_of_switching_it_off() {
+    let guard = trained_tiny();
+    let m = &guard.1;
+    let (src, tgt, _) = reversal_batch(300, 21);
+    let heads: Vec<FoundHead> =
+        [AttentionKind::EncoderSelf, AttentionKind::DecoderSelf]
+            .into_iter()
+            .flat_map(|kind| {
+                (0..2).flat_map(move |layer| {
+                    (0..4).map(move |head| FoundHead {
+                        kind,
+                        layer,
+                        head,
+                        score: 0.0,
+                    })
+                })
+            })
+            .collect();
+    // The recount, rows decoded 50 at a time: with every head on first, before
+    // the check can change anything.
+    let on = correct_rows(m, &src, &tgt, 50);
+    let got: Vec<HeadCheck> =
+        heads.iter().map(|f| check_head(m, f, &src, &tgt)).collect();
+    assert!(
+        on.iter().any(|&r| r) && !on.iter().all(|&r| r),
+        "test bug: the trained tiny model must get some rows right and some wrong"
+    );
+    let mut lopsided = false;
+    for (f, g) in heads.iter().zip(&got) {
+        let mha = attention_module(m, f.kind, f.layer);
+        let off =
+            with_head_off(mha, f.head, || correct_rows(m, &src, &tgt, 50));
+        let only_on = on.iter().zip(&off).filter(|(a, b)| **a && !**b).count();
+        let only_off = on.iter().zip(&off).filter(|(a, b)| !**a && **b).count();
+        lopsided |= only_on != only_off;
+        let what = format!(
+            "{} attention, layer {}, head {}",
+            f.kind.name(),
+            f.layer,
+            f.head
+        );
+        assert!(
+            (g.only_on, g.only_off) != (only_off, only_on) || only_on == only_off,
+            "{what}: only_on and only_off swapped: only_on counts the rows right with the \
+             head on and wrong with it off (want {only_on} and {only_off})"
+        );
+        assert_eq!(
+            (g.only_on, g.only_off),
+            (only_on, only_off),
+            "{what}: rows right only with the head on, only with it off, recounted with \
+             correct_rows and with_head_off on that head (of that kind and layer)"
+        );
+        assert_close_f64(
+            g.p,
+            sign_test_p_value(only_on, only_off),
+            1e-12,
+            &format!("{what}: the rows are pairs (the same rows, scored twice): the sign test's p"),
+        );
+    }
+    assert!(lopsided, "test bug: no head flips rows unevenly");
+    // Every head is back on afterwards.
+    assert_eq!(
+        correct_rows(m, &src, &tgt, 50),
+        on,
+        "the model must be as it was after the check (with_head_off puts the head back)"
     );
 }

@@ -1,0 +1,65 @@
+// Wrong solutions of ex11_find_a_head_find.
+
+// MUTANT: encoder_only — scores the encoder's layers and never the decoder's
+    let (enc_w, _dec_w) = every_weight(model, src, tgt_in);
+    let _ = tgt_in;
+    let mut best: Option<FoundHead> = None;
+    for (layer, w) in enc_w.iter().enumerate() {
+        for (head, score) in previous_token_score(w, src).into_iter().enumerate() {
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(FoundHead { kind: AttentionKind::EncoderSelf, layer, head: head as i64, score });
+            }
+        }
+    }
+    best.unwrap()
+
+// MUTANT: last_layer — scores only the last layer of each stack
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    let (le, ld) = (enc_w.len() - 1, dec_w.len() - 1);
+    let layers = [
+        (AttentionKind::EncoderSelf, le, &enc_w[le], src),
+        (AttentionKind::DecoderSelf, ld, &dec_w[ld].self_attn, tgt_in),
+    ];
+    let mut best: Option<FoundHead> = None;
+    for (kind, layer, w, tokens) in layers {
+        for (head, score) in previous_token_score(w, tokens).into_iter().enumerate() {
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(FoundHead { kind, layer, head: head as i64, score });
+            }
+        }
+    }
+    best.unwrap()
+
+// MUTANT: lowest — keeps the head with the lowest score
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    let layers = enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, src))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| (AttentionKind::DecoderSelf, l, &w.self_attn, tgt_in)));
+    let mut best: Option<FoundHead> = None;
+    for (kind, layer, w, tokens) in layers {
+        for (head, score) in previous_token_score(w, tokens).into_iter().enumerate() {
+            if best.is_none_or(|b| score < b.score) {
+                best = Some(FoundHead { kind, layer, head: head as i64, score });
+            }
+        }
+    }
+    best.unwrap()
+
+// MUTANT: source_tokens — scores the decoder's layers with the source's tokens
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    let layers = enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| (AttentionKind::DecoderSelf, l, &w.self_attn)));
+    let mut best: Option<FoundHead> = None;
+    for (kind, layer, w) in layers {
+        for (head, score) in previous_token_score(w, src).into_iter().enumerate() {
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(FoundHead { kind, layer, head: head as i64, score });
+            }
+        }
+    }
+    best.unwrap()
