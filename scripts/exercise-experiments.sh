@@ -10,14 +10,16 @@
 #              on the whole model, the study's budget, three seeds
 #   unseen-length  ex09's lengths never trained on: chapter 09's model without length 7,
 #              and on lengths 3-10 only, scored at lengths 4-12
+#   find-a-head  ex11's previous-token head: chapter 09's model trained 4 epochs, every
+#              self-attention head scored, the strongest switched off on unseen sequences
 #
-#   scripts/exercise-experiments.sh            all six, written to book/src/outputs/
+#   scripts/exercise-experiments.sh            all seven, written to book/src/outputs/
 #                                              exercise_<name>.txt by scripts/regen-outputs.sh
-#                                              (about 40 minutes on 2 cores)
-#   scripts/exercise-experiments.sh --quick    all six shrunk to seconds, printed only:
+#                                              (about 45 minutes on 2 cores)
+#   scripts/exercise-experiments.sh --quick    all seven shrunk to seconds, printed only:
 #                                              a check that they run, not the book's numbers
 #   scripts/exercise-experiments.sh NAME...    only these (masks, kv-cache, copy-task, norms,
-#                                              post-norm, unseen-length)
+#                                              post-norm, unseen-length, find-a-head)
 #   scripts/exercise-experiments.sh --run NAME one experiment, printed, from the binary in
 #                                              ${BIN_DIR:-target/release} (what regen-outputs.sh runs)
 #
@@ -35,12 +37,12 @@ fi
 for a in "$@"; do
   case $a in
     --quick) quick=1 ;;
-    masks|kv-cache|copy-task|norms|post-norm|unseen-length) names+=("$a") ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    masks|kv-cache|copy-task|norms|post-norm|unseen-length|find-a-head) names+=("$a") ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "exercise-experiments.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(masks kv-cache copy-task norms post-norm unseen-length)
+[ ${#names[@]} -gt 0 ] || names=(masks kv-cache copy-task norms post-norm unseen-length find-a-head)
 if [ $quick = 1 ]; then
   cargo build --release --bin exercise_experiments
   for n in "${names[@]}"; do

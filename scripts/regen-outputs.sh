@@ -77,13 +77,14 @@ figures                                    figures             --out-dir book/sr
 # two CPU cores).
 ablation                                   ablation            --out-dir book/src/figures
 # The exercise experiments of the answer key, from the exercise solutions (also run by
-# scripts/exercise-experiments.sh; about 40 minutes in all on two CPU cores).
+# scripts/exercise-experiments.sh; about 45 minutes in all on two CPU cores).
 exercise_masks                             scripts/exercise-experiments.sh  --run masks
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
 exercise_norms                             scripts/exercise-experiments.sh  --run norms
 exercise_post_norm                         scripts/exercise-experiments.sh  --run post-norm
 exercise_unseen_length                     scripts/exercise-experiments.sh  --run unseen-length
+exercise_find_a_head                       scripts/exercise-experiments.sh  --run find-a-head
 # Counted from the book and the exercises, no program run: the page for instructors.
 course_plan                                scripts/course-plan.sh
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where

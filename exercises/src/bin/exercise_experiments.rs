@@ -8,6 +8,7 @@
 //!   cargo run --release --bin exercise_experiments -- norms [--quick]
 //!   cargo run --release --bin exercise_experiments -- post-norm [--quick]
 //!   cargo run --release --bin exercise_experiments -- unseen-length [--quick]
+//!   cargo run --release --bin exercise_experiments -- find-a-head [--quick]
 //!
 //! `scripts/exercise-experiments.sh` runs them all; `scripts/regen-outputs.sh`
 //! writes each one's output to `book/src/outputs/exercise_<name>.txt`. --quick
@@ -27,21 +28,31 @@ use exercises::ch09_train_reverse::{
     compare_lengths, score_length, train_without_length, LengthScore,
 };
 use exercises::ch10_greedy_decode::greedy_decode_cached;
+use exercises::ch11_cross_attention::{
+    check_head, find_previous_token_head, previous_token_score,
+};
 use exercises::ch13_ablation::{paired_verdict, post_norm_without_warmup};
 use transformer_course::attention::MultiHeadAttention;
 use transformer_course::config::TransformerConfig;
-use transformer_course::data::make_dataset;
+use transformer_course::data::{
+    digit_sequences, make_dataset, make_dataset_excluding,
+};
 use transformer_course::embedding::TokenAndPosition;
 use transformer_course::encoder::EncoderLayer;
-use transformer_course::generate::{greedy_decode, wilson_interval};
+use transformer_course::generate::{
+    correct_rows, greedy_decode, wilson_interval,
+};
 use transformer_course::layers::{layer_norm, linear};
 use transformer_course::mask_checks::{causality_check, CAUSAL_MASKS};
 use transformer_course::train::{
-    fit, masked_cross_entropy, noam_lr, EpochReport, Observer, TrainOptions,
-    Trainer,
+    fit, masked_cross_entropy, noam_lr, teacher_forcing, EpochReport, Observer,
+    TrainOptions, Trainer,
 };
 use transformer_course::transformer::{
     make_padding_mask, CausalMaskFn, Transformer,
+};
+use transformer_course::viz::{
+    attention_module, every_weight, with_head_off, AttentionKind,
 };
 use transformer_course::vocab::{EOS_ID, PAD_ID, SEQ_LEN};
 use workbench::ablation::{
@@ -50,7 +61,7 @@ use workbench::ablation::{
 
 const USAGE: &str =
     "usage: exercise_experiments (masks | kv-cache | copy-task \
-                     | norms | post-norm | unseen-length) [--quick]";
+                     | norms | post-norm | unseen-length | find-a-head) [--quick]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -67,6 +78,7 @@ fn main() -> Result<()> {
         ["norms"] => norms(quick),
         ["post-norm"] => post_norm(quick),
         ["unseen-length"] => unseen_length(quick),
+        ["find-a-head"] => find_a_head(quick),
         ["-h" | "--help"] => {
             println!("{USAGE}");
             Ok(())
@@ -661,5 +673,118 @@ fn unseen_length(quick: bool) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// ex11_find_a_head: chapter 09's model and recipe for a few epochs, its
+/// previous-token scores head by head on validation data, the strongest head,
+/// and what switching it off does on sequences it never saw.
+fn find_a_head(quick: bool) -> Result<()> {
+    let opts = TrainOptions {
+        epochs: if quick { 1 } else { 4 },
+        n_train: if quick { 2_000 } else { 20_000 },
+        ..TrainOptions::default()
+    };
+    let n_test = if quick { 200 } else { 2_000 };
+    tch::set_num_threads(1);
+    println!(
+        "Chapter 09's model and recipe, {} epochs of {} samples (seed {}, data seed {}),",
+        opts.epochs, opts.n_train, opts.seed, opts.data_seed
+    );
+    println!("on one libtorch thread.");
+    let start = Instant::now();
+    let mut trainer =
+        Trainer::new(TransformerConfig::reverse_task(), Device::Cpu, &opts)?;
+    let train = make_dataset(opts.n_train, opts.data_seed);
+    let val = make_dataset_excluding(
+        opts.n_val,
+        opts.data_seed + 1,
+        &digit_sequences(&train),
+    );
+    fit(&mut trainer, &train, &val, &opts, &mut PrintEpochs)?;
+    println!("trained in {:.0} s.", start.elapsed().as_secs_f64());
+    let model = &trainer.model;
+
+    // The scores, teacher-forced on the validation set.
+    let (tgt_in, _) = teacher_forcing(&val.tgt);
+    let (enc_w, dec_w) = every_weight(model, &val.src, &tgt_in);
+    println!(
+        "\nPrevious-token score per head: the mean weight on the key just before\n\
+         each real query, on the {} validation samples, teacher-forced:",
+        val.len()
+    );
+    for (kind, layers, tokens) in [
+        (
+            AttentionKind::EncoderSelf,
+            enc_w.iter().collect::<Vec<_>>(),
+            &val.src,
+        ),
+        (
+            AttentionKind::DecoderSelf,
+            dec_w.iter().map(|w| &w.self_attn).collect(),
+            &tgt_in,
+        ),
+    ] {
+        for (l, w) in layers.iter().enumerate() {
+            let scores: Vec<String> = previous_token_score(w, tokens)
+                .iter()
+                .map(|s| format!("{s:.3}"))
+                .collect();
+            println!("  {:12} layer {l}: {}", kind.name(), scores.join("  "));
+        }
+        // What a head that spread its weight evenly over the keys it may see
+        // would score: 1 / (real keys) in the encoder, 1 / (i + 1) in the decoder.
+        let l = tokens.size()[1];
+        let mut visible =
+            tokens.ne(PAD_ID).view([-1, 1, 1, l]).to_kind(Kind::Float)
+                * Tensor::ones([1, 1, l, 1], (Kind::Float, Device::Cpu));
+        if kind == AttentionKind::DecoderSelf {
+            visible *= Tensor::ones([l, l], (Kind::Float, Device::Cpu)).tril(0);
+        }
+        let uniform = &visible / visible.sum_dim_intlist(-1, true, Kind::Float);
+        println!(
+            "  {:12} a head spread evenly over the keys it may see: {:.3}",
+            kind.name(),
+            previous_token_score(&uniform, tokens)[0]
+        );
+    }
+    let found = find_previous_token_head(model, &val.src, &tgt_in);
+    println!(
+        "strongest: {} attention, layer {}, head {}, score {:.3}",
+        found.kind.name(),
+        found.layer,
+        found.head,
+        found.score
+    );
+
+    // The causal check, on sequences neither the training nor the validation saw.
+    let mut seen = digit_sequences(&train);
+    seen.extend(digit_sequences(&val));
+    let test = make_dataset_excluding(n_test, 7_000, &seen);
+    let right = correct_rows(model, &test.src, &test.tgt, 500)
+        .iter()
+        .filter(|&&r| r)
+        .count();
+    let mha = attention_module(model, found.kind, found.layer);
+    let right_off = with_head_off(mha, found.head, || {
+        correct_rows(model, &test.src, &test.tgt, 500)
+            .iter()
+            .filter(|&&r| r)
+            .count()
+    });
+    let c = check_head(model, &found, &test.src, &test.tgt);
+    let p = if c.p >= 1e-3 {
+        format!("{:.3}", c.p)
+    } else {
+        format!("{:.2e}", c.p)
+    };
+    println!("\nGreedy exact match on {n_test} sequences the model never saw:");
+    println!(
+        "  every head on: {right} right; that head off: {right_off} right"
+    );
+    println!(
+        "  right only with it on: {}, only with it off: {}; sign test p = {p}",
+        c.only_on, c.only_off
+    );
     Ok(())
 }
