@@ -580,11 +580,12 @@ fn check_device_line(
         ));
         return;
     }
-    let named_cuda = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .is_some_and(|s| s.ends_with("_cuda"));
-    let want = if named_cuda { "cuda" } else { "cpu" };
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let want = if stem.ends_with("_cuda") {
+        "cuda"
+    } else {
+        "cpu"
+    };
     if kind != Some(want) {
         problems.push(layout.problem(
             file,
@@ -594,11 +595,7 @@ fn check_device_line(
     }
     // The second CPU type's runs (chapter 10) are cited as made on another machine
     // than the book's; a rerun on the wrong CPU would quietly make them the same one.
-    let named_amd = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .is_some_and(|s| s.ends_with("_amd"));
-    if named_amd && !device.is_some_and(|d| d.contains("AMD")) {
+    if stem.ends_with("_amd") && !device.is_some_and(|d| d.contains("AMD")) {
         problems.push(layout.problem(
             file,
             lineno,
