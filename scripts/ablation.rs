@@ -97,7 +97,7 @@ fn worker(args: &Args, job: &str) -> Result<()> {
     let (run, trained) =
         run_variant(v, &opts, &b, (&train, &val, &test), device, |_, _| {})?;
     let pictured = seed == 0 && PICTURED.contains(&v.name);
-    let model = &trained.model;
+    let model = &trained.trainer.model;
     let picture = if pictured {
         picture(v.name, model, device)?
     } else {

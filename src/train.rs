@@ -161,17 +161,25 @@ pub fn reverse_data(opts: &TrainOptions) -> (ReverseDataset, ReverseDataset) {
 }
 
 // ANCHOR: trainer
-/// What training keeps from one step to the next.
-pub struct Trainer {
+/// What a training step asks of its model: logits [B, T, V] for a source
+/// [B, S] and a decoder input [B, T], with dropout on when `train`.
+pub trait Seq2Seq {
+    fn forward(&self, src: &Tensor, tgt_in: &Tensor, train: bool) -> Tensor;
+}
+
+/// What training keeps from one step to the next. `M` is the model: the
+/// course's `Transformer` unless said otherwise. Chapter 13's study says
+/// otherwise, so that each of its variants trains by this very step.
+pub struct Trainer<M = Transformer> {
     pub vs: nn::VarStore, // the model's weights
-    pub model: Transformer,
+    pub model: M,
     pub opt: Box<dyn Optimizer>, // Adam
     pub step: usize,             // steps taken; the schedule reads it
     pub warmup: usize,
     pub label_smoothing: f64,
 }
 
-impl Trainer {
+impl<M: Seq2Seq> Trainer<M> {
     /// One optimiser step on a batch: src [B, S], tgt [B, T]. Returns the loss
     /// and the logits [B, T-1, V], still tensors: nothing is read back yet.
     pub fn train_step(
@@ -188,7 +196,9 @@ impl Trainer {
         self.opt.step(); // Adam moves every weight against its gradient
         (loss, logits)
     }
+}
 
+impl Trainer {
     /// Counts the next step and gives the optimiser its learning rate.
     pub fn advance_schedule(&mut self) {
         self.step += 1;
@@ -201,6 +211,12 @@ impl Trainer {
     }
 }
 // ANCHOR_END: trainer
+
+impl Seq2Seq for Transformer {
+    fn forward(&self, src: &Tensor, tgt_in: &Tensor, train: bool) -> Tensor {
+        Transformer::forward(self, src, tgt_in, train) // the inherent one
+    }
+}
 
 // ANCHOR: trainer_new
 impl Trainer {

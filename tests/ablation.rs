@@ -106,7 +106,7 @@ fn the_course_variant_trains_as_chapter_09_does() {
         assert_eq!(lesson.lr_at(step), ours.lr_at(step));
     }
     let theirs = lesson.vs.variables();
-    for (name, w) in ours.vs.variables() {
+    for (name, w) in ours.trainer.vs.variables() {
         assert!(w.equal(&theirs[&name]), "{name} differs after 3 steps");
     }
 }

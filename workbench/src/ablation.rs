@@ -10,7 +10,9 @@
 //! With every switch at its default it computes what the lesson computes, bit
 //! for bit, in training as in inference (`tests/ablation.rs` checks logits,
 //! greedy decoding and trained weights against the lesson's `Transformer`,
-//! `greedy_decode` and `Trainer`).
+//! `greedy_decode` and `Trainer`). Training is the lesson's too: an
+//! [`AblatedTrainer`] holds chapter 09's `Trainer` of an `Ablated` model and
+//! steps by its `train_step`; only the schedule (`lr_at`) has a switch.
 use std::time::Instant;
 
 use anyhow::{ensure, Result};
@@ -24,8 +26,8 @@ use transformer_course::data::{epoch_batches, row, ReverseDataset};
 use transformer_course::embedding::TokenAndPosition;
 use transformer_course::generate::row_is_right;
 use transformer_course::train::{
-    masked_cross_entropy, noam_lr, reverse_data, teacher_forcing, test_data,
-    Optimizer, TrainOptions, TEST_SAMPLES,
+    noam_lr, reverse_data, test_data, Seq2Seq, TrainOptions, Trainer,
+    TEST_SAMPLES,
 };
 use transformer_course::transformer::{
     make_causal_mask, make_padding_mask, make_target_mask, Transformer,
@@ -616,14 +618,18 @@ pub struct Run {
     pub seconds: f64,
 }
 
-/// The training step of chapter 09 (teacher forcing, the loss that ignores PAD,
-/// Adam on the schedule) for an `Ablated` model.
+/// Chapter 09's trainer over an `Ablated` model, on the study's schedule. The
+/// step is the lesson's `Trainer::train_step`, not a copy, so that a change to
+/// the lesson's step reaches every row of the study; the switches live in the
+/// model and in `lr_at`, nowhere else.
 pub struct AblatedTrainer {
-    pub vs: nn::VarStore,
-    pub model: Ablated,
-    pub opt: Box<dyn Optimizer>,
-    pub step: usize,
-    pub warmup: usize,
+    pub trainer: Trainer<Ablated>,
+}
+
+impl Seq2Seq for Ablated {
+    fn forward(&self, src: &Tensor, tgt_in: &Tensor, train: bool) -> Tensor {
+        Ablated::forward(self, src, tgt_in, train) // the inherent one
+    }
 }
 
 impl AblatedTrainer {
@@ -640,39 +646,40 @@ impl AblatedTrainer {
         let vs = nn::VarStore::new(device);
         let model = Ablated::new(&vs, v.on(config), v.switches)?;
         let opt = adam(optimizer, &vs)?;
-        Ok(AblatedTrainer {
+        let trainer = Trainer {
             vs,
             model,
             opt,
             step: 0,
             warmup: opts.warmup,
-        })
+            label_smoothing: opts.label_smoothing,
+        };
+        Ok(AblatedTrainer { trainer })
     }
 
     // ANCHOR: lr_at
     /// The rate of step `step`: chapter 09's schedule, or without warmup its
     /// peak until the decay begins.
     pub fn lr_at(&self, step: usize) -> f64 {
-        let d = self.model.model.config.d_model;
-        let step = if self.model.switches.warmup {
+        let t = &self.trainer;
+        let d = t.model.model.config.d_model;
+        let step = if t.model.switches.warmup {
             step
         } else {
-            step.max(self.warmup)
+            step.max(t.warmup)
         };
-        noam_lr(step, d, self.warmup)
+        noam_lr(step, d, t.warmup)
     }
     // ANCHOR_END: lr_at
 
-    /// One step on src [B, S], tgt [B, T]; returns the loss.
+    /// One step on src [B, S], tgt [B, T], at the study's rate; returns the
+    /// loss.
     pub fn learn(&mut self, src: &Tensor, tgt: &Tensor) -> f64 {
-        self.step += 1;
-        self.opt.set_lr(self.lr_at(self.step));
-        let (tgt_in, tgt_out) = teacher_forcing(tgt);
-        let logits = self.model.forward(src, &tgt_in, true);
-        let loss = masked_cross_entropy(&logits, &tgt_out, 0.0);
-        self.opt.zero_grad();
-        loss.backward();
-        self.opt.step();
+        let step = self.trainer.step + 1;
+        let lr = self.lr_at(step);
+        self.trainer.step = step;
+        self.trainer.opt.set_lr(lr);
+        let (loss, _) = self.trainer.train_step(src, tgt);
         loss.double_value(&[])
     }
 }
@@ -697,19 +704,21 @@ pub fn run_variant(
     let (mut losses, mut checks) = (Vec::with_capacity(total), Vec::new());
     for _ in 0..budget.epochs {
         for idx in epoch_batches(train.len(), opts.batch_size, &mut rng) {
-            if t.step == total {
+            if t.trainer.step == total {
                 break;
             }
             let src = train.src.index_select(0, &idx).to_device(device);
             let tgt = train.tgt.index_select(0, &idx).to_device(device);
             losses.push(t.learn(&src, &tgt));
-            if t.step % budget.check_every == 0 || t.step == total {
-                let right = t.model.correct_rows(&quick, opts.eval_batch);
+            let step = t.trainer.step;
+            if step % budget.check_every == 0 || step == total {
+                let model = &t.trainer.model;
+                let right = model.correct_rows(&quick, opts.eval_batch);
                 let rate = right.iter().filter(|&&r| r).count() as f64
                     / right.len() as f64;
-                checks.push((t.step, rate));
+                checks.push((step, rate));
             }
-            on_step(t.step, total);
+            on_step(step, total);
         }
     }
     let steps_to_target =
@@ -717,11 +726,11 @@ pub fn run_variant(
     let run = Run {
         variant: v.name,
         seed: opts.seed,
-        steps: t.step,
+        steps: t.trainer.step,
         losses,
         checks,
         steps_to_target,
-        test_rows: t.model.correct_rows(test, opts.eval_batch),
+        test_rows: t.trainer.model.correct_rows(test, opts.eval_batch),
         seconds: start.elapsed().as_secs_f64(),
     };
     Ok((run, t))
