@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | [`cli`] | device and thread choice, flag checks, every error as one line, progress bars | every chapter program |
 //! | [`output`] | output paths checked before any work; files written whole or not at all | every program that writes a file |
+//! | [`kernels`] | which CPU kernels libtorch runs; what trained tests report to `scripts/kernel-matrix.sh` | chapter 10, the tests that train |
 //! | [`interrupt`] | what Ctrl-C, SIGTERM and `ulimit -f` do to a program that writes files | every chapter program (through `cli`) |
 //! | [`plot`] | every figure: curves, heatmaps, the SDPA sweep, as SVG or PNG | chapters 01, 06, 09–12, `scripts/figures.rs` |
 //! | [`checkpoint`] | weights saved with their config and a checksum; loading that refuses a wrong or damaged file | chapters 09–11, the explorer's export |
@@ -31,6 +32,7 @@ pub mod engine;
 pub mod graph;
 pub mod history;
 pub mod interrupt;
+pub mod kernels;
 pub mod limits;
 pub mod memory;
 pub mod optim;

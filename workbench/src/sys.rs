@@ -9,7 +9,7 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::NonNull;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, ensure, Result};
 use tch::{Device, Tensor};
 
 extern "C" {
@@ -54,6 +54,7 @@ extern "C" {
     fn course_cuda_graph_capture_begin(g: *mut c_void) -> i32;
     fn course_cuda_graph_capture_end(g: *mut c_void) -> i32;
     fn course_cuda_graph_replay(g: *mut c_void) -> i32;
+    fn course_cpu_capability(out: *mut c_char, n: i64) -> i32;
 }
 
 /// The shim's last error in this thread, as one sentence.
@@ -197,6 +198,22 @@ pub fn set_allow_tf32(allow: bool) -> Result<()> {
 pub fn allow_tf32() -> Result<bool> {
     // SAFETY: no arguments; the shim catches every C++ exception.
     answer(unsafe { course_allow_tf32() }, "reading the TF32 setting")
+}
+
+/// The CPU kernel set libtorch runs in this process: "DEFAULT", "AVX2",
+/// "AVX512", ... (see `crate::kernels`).
+pub fn cpu_capability() -> Result<String> {
+    let mut buf = [0 as c_char; 64];
+    // SAFETY: the shim writes at most buf.len() bytes, NUL included, into the
+    // buffer we own, and catches every C++ exception.
+    let len = check(
+        unsafe { course_cpu_capability(buf.as_mut_ptr(), buf.len() as i64) },
+        "reading the CPU capability",
+    )?;
+    ensure!(len < buf.len() as i32, "CPU capability name of {len} bytes");
+    // SAFETY: the shim NUL-terminated what it wrote, inside `buf`.
+    let name = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    Ok(name.to_string_lossy().into_owned())
 }
 
 /// Peak bytes allocated on accelerator `device` since the last reset; None

@@ -13,6 +13,7 @@
 // * Recording the error cannot throw either: if copying the message runs out of
 //   memory, a fixed sentence says so.
 #include <ATen/Context.h>
+#include <ATen/Version.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
@@ -26,6 +27,7 @@
 #include <dlfcn.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -476,6 +478,21 @@ int course_cuda_graph_replay(void* g) noexcept {
   return guarded([&] {
     graph_api().replay(g);
     return 0;
+  });
+}
+
+// The CPU kernel set libtorch dispatches to in this process ("DEFAULT", "AVX2",
+// "AVX512", ...): chosen once, from the CPU and ATEN_CPU_CAPABILITY. Writes at
+// most n bytes, NUL included, and returns the name's full length.
+int course_cpu_capability(char* out, int64_t n) noexcept {
+  return guarded([&] {
+    const std::string name = at::get_cpu_capability();
+    if (n > 0) {
+      const size_t kept = std::min(name.size(), static_cast<size_t>(n - 1));
+      std::memcpy(out, name.data(), kept);
+      out[kept] = '\0';
+    }
+    return static_cast<int>(name.size());
   });
 }
 
