@@ -4,7 +4,10 @@ mod common;
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use common::{assert_close, assert_close_f64, global_rng, seeded, tiny_config};
+use common::{
+    annealed_rate, assert_close, assert_close_f64, global_rng, seeded,
+    tiny_config,
+};
 use exercises::ch09_train_reverse::{
     compare_lengths, label_smoothed_loss, score_length, smoothed_loss_floor,
     train_without_length, warmup_cosine_lr, LengthScore, LengthVerdict,
@@ -17,10 +20,12 @@ use transformer_course::generate::{
     wilson_interval,
 };
 use transformer_course::train::{
-    masked_cross_entropy, Learner, TrainOptions, Trainer,
+    masked_cross_entropy, teacher_forcing, token_accuracy, Learner,
+    TrainOptions, Trainer, DEFAULT_SEED,
 };
 use transformer_course::transformer::Transformer;
 use transformer_course::vocab::{PAD_ID, SEQ_LEN};
+use workbench::kernels::{self, Bound};
 
 fn logits_and_labels(seed: i64) -> (Tensor, Tensor) {
     let logits = common::randn(seed, &[6, 13]) * 3.0;
@@ -287,6 +292,10 @@ struct Spy {
     /// Rows whose target is not the reversal of their source.
     misaligned: usize,
     batches: usize,
+    /// `Some((peak, warmup, total))`: the spy sets the rate itself
+    /// (`annealed_rate`) and calls chapter 09's step; `None`: chapter 09's
+    /// schedule, through `Trainer::learn`.
+    annealed: Option<(f64, usize, usize)>,
 }
 
 impl Learner for Spy {
@@ -308,7 +317,15 @@ impl Learner for Spy {
             self.src_digits.push(digits);
         }
         self.batches += 1;
-        self.inner.learn(src, tgt)
+        let Some((peak, warmup, total)) = self.annealed else {
+            return self.inner.learn(src, tgt);
+        };
+        let t = &mut self.inner;
+        t.opt.set_lr(annealed_rate(t.step, peak, warmup, total));
+        t.step += 1;
+        let (loss, logits) = t.train_step(src, tgt);
+        let acc = token_accuracy(&logits, &teacher_forcing(tgt).1);
+        Ok((loss.double_value(&[]), acc.double_value(&[])))
     }
 
     fn trainer(&self) -> &Trainer {
@@ -325,6 +342,7 @@ fn spy(opts: &TrainOptions) -> Spy {
         src_digits: vec![],
         misaligned: 0,
         batches: 0,
+        annealed: None,
     }
 }
 
@@ -417,15 +435,22 @@ const TRAINED_HELD_OUT: usize = 6;
 fn trained() -> std::sync::MutexGuard<'static, Trained> {
     static TRAINED: OnceLock<Mutex<Trained>> = OnceLock::new();
     let cell = TRAINED.get_or_init(|| {
+        // The kernel matrix varies the seeds (COURSE_TEST_SEED); 0 by default.
+        let offset = kernels::seed_offset();
         let opts = TrainOptions {
             epochs: 1,
             n_train: TRAINED_STEPS * 64,
             n_val: 50,
             eval_samples: 50,
-            warmup: 200,
+            seed: DEFAULT_SEED + offset,
+            data_seed: offset,
             ..TrainOptions::default()
         };
         let mut s = spy(&opts);
+        // A rate that ends at zero: with chapter 09's schedule, still high after
+        // 400 steps, the answer key's model reversed 41 to 99 of 100 depending on
+        // the CPU's kernels; annealed, 100 on every path tried.
+        s.annealed = Some((TRAINED_PEAK_LR, TRAINED_WARMUP, TRAINED_STEPS));
         let train = train_without_length(
             &mut s,
             &opts,
@@ -444,7 +469,9 @@ fn trained() -> std::sync::MutexGuard<'static, Trained> {
     cell.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-const TRAINED_STEPS: usize = 400;
+const TRAINED_STEPS: usize = 600;
+const TRAINED_PEAK_LR: f64 = 3e-3;
+const TRAINED_WARMUP: usize = 100;
 
 /// How many of `scored` greedy decoding reverses exactly, counted here with
 /// chapter 10's own functions, one row at a time.
@@ -474,11 +501,16 @@ fn ex09_unseen_length_a_small_model_reverses_the_length_it_never_saw() {
         s.scored.iter().all(|d| d.len() == TRAINED_HELD_OUT),
         "score at the length asked for, {TRAINED_HELD_OUT}"
     );
+    kernels::report(
+        "held-out length reversed (of 100)",
+        s.right as f64,
+        Bound::AtLeast(80.0),
+    );
     assert!(
         s.right >= 80,
         "after {TRAINED_STEPS} steps on lengths {TRAINED_LENGTHS:?} without \
          {TRAINED_HELD_OUT}, the tiny model reversed only {} of 100 sequences of \
-         length {TRAINED_HELD_OUT} (the reference solution's model: 93). Does the \
+         length {TRAINED_HELD_OUT} (the reference solution's model: 100). Does the \
          training set hold every other length, laid out by encode_pair, and does \
          the scoring decode greedily with the model as trained?",
         s.right
