@@ -19,14 +19,18 @@ cargo xtask <command>
                          the other tests too (cargo test --workspace --exclude
                          exercises: minutes) and says whether they pass. Exits 0
                          when everything shown is done and passing
-  mutants [FILTER] [--target-dir DIR]
+  mutants [FILTER] [--target-dir DIR] [--cells LIST]
                          swap each wrong solution in exercises/mutants/ in for its
                          exercise's solution, in a copy of the workspace, and
                          require that exercise's tests to fail; exits non-zero if a
                          mutant survives. FILTER: only exercises or mutants whose
                          name contains it. DIR (default target/mutants) holds the
                          copy and its one build directory; the first run compiles
-                         the dependencies there (minutes), later runs reuse them
+                         the dependencies there (minutes), later runs reuse them.
+                         LIST: CPU kernel paths as ATEN+MKL pairs, e.g.
+                         default+SSE4_2,avx2+AVX2,native+native: each mutant is
+                         built once and must be killed in every one (see
+                         scripts/kernel-matrix.sh)
   grade [OPTIONS] SUBMISSION...
                          mark students' work: each SUBMISSION is a student-edition
                          folder, or a folder of them. Takes only the code between
@@ -148,6 +152,7 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
         target_dir: root.join("target/mutants"),
         filter: None,
         timeout: Duration::from_secs(300),
+        cells: Vec::new(),
     };
     let mut rest = args.iter();
     while let Some(&a) = rest.next() {
@@ -155,6 +160,12 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
             "--target-dir" => match rest.next() {
                 Some(dir) => opts.target_dir = PathBuf::from(dir),
                 None => bail!("--target-dir needs a directory"),
+            },
+            "--cells" => match rest.next() {
+                Some(text) => opts.cells = mutants::parse_cells(text)?,
+                None => {
+                    bail!("--cells needs a list, e.g. default+SSE4_2,avx2+AVX2")
+                }
             },
             f if !f.starts_with('-') && opts.filter.is_none() => {
                 opts.filter = Some(f.to_string())

@@ -224,6 +224,8 @@ pub enum Verdict {
     Killed { test: String, reason: String },
     /// Compiled, and every test passed.
     Survived { tests: usize },
+    /// Killed in some kernel cells, but every test passed in this one.
+    SurvivedIn { tests: usize, cell: String },
     /// The mutant itself is broken.
     DoesNotCompile { error: String },
     /// The tests ran past the time limit (counts as killed: a learner would notice).
@@ -244,6 +246,9 @@ impl Verdict {
             }
             Verdict::Survived { tests } => {
                 format!("SURVIVED: all {tests} tests pass")
+            }
+            Verdict::SurvivedIn { tests, cell } => {
+                format!("SURVIVED on kernels {cell}: all {tests} tests pass")
             }
             Verdict::DoesNotCompile { error } => {
                 format!("DOES NOT COMPILE: {error}")
@@ -301,6 +306,43 @@ pub struct Options {
     pub filter: Option<String>,
     /// Per test run.
     pub timeout: Duration,
+    /// CPU kernel paths to run every test in, as (ATEN_CPU_CAPABILITY,
+    /// MKL_ENABLE_INSTRUCTIONS) with "native" for the CPU's own: a mutant is
+    /// killed only if it is killed in each (`--cells`). Empty: the native path.
+    pub cells: Vec<(String, String)>,
+}
+
+/// The environment that forces a kernel cell; nothing for native.
+fn cell_env(cell: &(String, String)) -> Vec<(&'static str, String)> {
+    let mut env = Vec::new();
+    if cell.0 != "native" {
+        env.push(("ATEN_CPU_CAPABILITY", cell.0.clone()));
+    }
+    if cell.1 != "native" {
+        env.push(("MKL_ENABLE_INSTRUCTIONS", cell.1.clone()));
+    }
+    env
+}
+
+/// Parses `--cells` text: `ATEN+MKL` pairs separated by commas, e.g.
+/// `default+SSE4_2,avx2+AVX2,native+native`.
+pub fn parse_cells(text: &str) -> Result<Vec<(String, String)>> {
+    text.split(',')
+        .map(|c| {
+            let (a, m) = c.split_once('+').with_context(|| {
+                format!("cell '{c}': write ATEN+MKL, e.g. default+SSE4_2")
+            })?;
+            ensure!(
+                ["default", "avx2", "avx512", "native"].contains(&a),
+                "cell '{c}': ATen path '{a}' is not default, avx2, avx512 or native"
+            );
+            ensure!(
+                ["SSE4_2", "AVX2", "AVX512", "native"].contains(&m),
+                "cell '{c}': MKL path '{m}' is not SSE4_2, AVX2, AVX512 or native"
+            );
+            Ok((a.to_string(), m.to_string()))
+        })
+        .collect()
 }
 
 /// Runs cargo in `dir` with `target_dir`, killing it (and the tests it started)
@@ -310,6 +352,7 @@ fn cargo_in(
     target_dir: &Path,
     libtorch: &Path,
     args: &[&str],
+    env: &[(&str, String)],
     timeout: Duration,
 ) -> Result<(bool, bool, String)> {
     use std::os::unix::process::CommandExt;
@@ -321,6 +364,7 @@ fn cargo_in(
         .env("CARGO_TARGET_DIR", target_dir.join("build"))
         .env("LIBTORCH", libtorch)
         .env("RUST_BACKTRACE", "0")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
@@ -419,35 +463,49 @@ pub fn mutants(root: &Path, opts: &Options) -> Result<bool> {
     for t in &tests {
         args.extend(["--test", t.as_str()]);
     }
-    let (_, ok, text) = cargo_in(
-        &ws,
-        &target_dir,
-        &libtorch,
-        &args,
-        Duration::from_secs(3600),
-    )?;
-    let baseline = parse_test_output(&text);
-    if !ok
-        || baseline.count(Outcome::Failed) > 0
-        || baseline.compile_error.is_some()
-    {
-        let failed: Vec<String> = baseline
-            .failed()
-            .iter()
-            .map(|r| format!("{} {}", r.binary, r.name))
-            .collect();
-        bail!(
-            "the solutions do not pass their own tests in {}: {}{}\n(log: {})",
+    let native = vec![("native".to_string(), "native".to_string())];
+    let cells = if opts.cells.is_empty() {
+        &native
+    } else {
+        &opts.cells
+    };
+    for cell in cells {
+        let (_, ok, text) = cargo_in(
+            &ws,
+            &target_dir,
+            &libtorch,
+            &args,
+            &cell_env(cell),
+            Duration::from_secs(3600),
+        )?;
+        let baseline = parse_test_output(&text);
+        if !ok
+            || baseline.count(Outcome::Failed) > 0
+            || baseline.compile_error.is_some()
+        {
+            let failed: Vec<String> = baseline
+                .failed()
+                .iter()
+                .map(|r| format!("{} {}", r.binary, r.name))
+                .collect();
+            bail!(
+            "the solutions do not pass their own tests in {} (kernels {}+{}): {}{}\n(log: {})",
             ws.display(),
+            cell.0,
+            cell.1,
             baseline.compile_error.clone().unwrap_or_default(),
             failed.join(", "),
             target_dir.join("last-run.log").display()
         );
+        }
+        eprintln!(
+            "solutions pass ({} tests, kernels {}+{})",
+            baseline.count(Outcome::Ok),
+            cell.0,
+            cell.1
+        );
     }
-    eprintln!(
-        "solutions pass ({} tests); now the mutants",
-        baseline.count(Outcome::Ok)
-    );
+    eprintln!("now the mutants");
 
     let files: Vec<PathBuf> = exercise_files(&ws)?;
     let file_of = |region: &str| -> Result<PathBuf> {
@@ -489,19 +547,49 @@ pub fn mutants(root: &Path, opts: &Options) -> Result<bool> {
         fs::write(&file, mutated)?;
         let t0 = Instant::now();
         let test = format!("exercises_ch{}", e.chapter());
-        let result = cargo_in(
-            &ws,
-            &target_dir,
-            &libtorch,
-            &["test", "-p", "exercises", "--test", &test, &e.id],
-            opts.timeout,
-        );
+        // One build, then a run per kernel cell (the environment changes
+        // nothing cargo rebuilds for). The verdict is the first cell where the
+        // mutant is not killed, else the first cell's kill.
+        let mut result: Result<Verdict> = Ok(Verdict::NoTests);
+        for (i, cell) in cells.iter().enumerate() {
+            let run = cargo_in(
+                &ws,
+                &target_dir,
+                &libtorch,
+                &["test", "-p", "exercises", "--test", &test, &e.id],
+                &cell_env(cell),
+                opts.timeout,
+            );
+            match run {
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
+                Ok((in_time, _, text)) => {
+                    let v = verdict(e, &parse_test_output(&text), !in_time);
+                    let v = match v {
+                        Verdict::Survived { tests } if cells.len() > 1 => {
+                            Verdict::SurvivedIn {
+                                tests,
+                                cell: format!("{}+{}", cell.0, cell.1),
+                            }
+                        }
+                        v => v,
+                    };
+                    if i == 0 || !v.is_ok() {
+                        result = Ok(v.clone());
+                    }
+                    if !v.is_ok() {
+                        break;
+                    }
+                }
+            }
+        }
         fs::write(&file, &original)?; // restore before anything can go wrong
         for (path, before) in &others {
             fs::write(path, before)?;
         }
-        let (in_time, _, text) = result?;
-        let v = verdict(e, &parse_test_output(&text), !in_time);
+        let v = result?;
         let secs = t0.elapsed().as_secs_f64();
         eprintln!(
             "  {:<28} {:<22} {:>5.1} s  {}",
@@ -570,6 +658,28 @@ mod tests {
 // MUTANT: zero — nothing
     0
 ";
+
+    #[test]
+    fn kernel_cells_are_parsed_and_checked() {
+        let cells = parse_cells("default+SSE4_2,avx512+native").unwrap();
+        assert_eq!(
+            cells,
+            vec![
+                ("default".to_string(), "SSE4_2".to_string()),
+                ("avx512".to_string(), "native".to_string())
+            ]
+        );
+        assert!(cell_env(&cells[1])
+            .iter()
+            .all(|(k, _)| *k == "ATEN_CPU_CAPABILITY"));
+        assert!(cell_env(&("native".into(), "native".into())).is_empty());
+        let err = parse_cells("avx2").unwrap_err().to_string();
+        assert!(err.contains("ATEN+MKL"), "{err}");
+        let err = parse_cells("avx3+AVX2").unwrap_err().to_string();
+        assert!(err.contains("'avx3'"), "{err}");
+        let err = parse_cells("avx2+avx2").unwrap_err().to_string();
+        assert!(err.contains("MKL path 'avx2'"), "{err}");
+    }
 
     #[test]
     fn mutant_files_are_read() {
