@@ -94,6 +94,10 @@ bench_vs_pytorch                           scripts/bench-vs-pytorch.sh  --no-bui
 seed_spread                                scripts/seed-spread.sh
 # The same seeds on one thread: a proxy for another machine (chapter 10).
 seed_spread_1thread                        scripts/seed-spread.sh  --threads 1
+# The default recipe on the plainest CPU kernels, as on a CPU without AVX (chapter 10,
+# "Imitating another CPU"). A binary column of `env` forces variables: the arguments
+# start with the assignments, then name the binary.
+09_train_reverse_plain_kernels             env  ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 09_train_reverse --out checkpoints/plain-kernels.safetensors
 # CUDA runs: bf16 autocast and TF32, on the GPU. The sweep of chapter 12 goes on until
 # the hand-written path runs out of memory (or to L = 32768).
 09_train_reverse_framework-default_cuda    09_train_reverse    --device cuda --init framework-default --out checkpoints/cuda/framework-default.safetensors
@@ -184,6 +188,8 @@ if [ "$build" = 1 ] && [ -z "${BIN_DIR:-}" ] && command -v cargo >/dev/null; the
       rest=${row#*$'\t'}
       b=${rest%%$'\t'*}
       case $b in
+        env) read -ra words <<<"${rest#*$'\t'}"
+             for w in "${words[@]}"; do [[ $w == *=* ]] || { targets+=(--bin "$w"); break; }; done ;;
         scripts/bench-vs-pytorch.sh) targets+=(--bin bench_train) ;;
         scripts/exercise-experiments.sh) targets+=(--bin exercise_experiments) ;;
         scripts/*) targets+=(--bin 09_train_reverse) ;;
@@ -272,9 +278,22 @@ mkdir -p "$out_dir" book/src/figures
 failed=()
 for row in "${selected[@]}"; do
   IFS=$'\t' read -r name bin args <<<"$row"
+  # `env` rows: the variables first, then the binary and its arguments.
+  assigns=()
+  if [ "$bin" = env ]; then
+    read -ra words <<<"$args"
+    while [ ${#words[@]} -gt 0 ] && [[ ${words[0]} == *=* ]]; do
+      assigns+=("${words[0]}")
+      words=("${words[@]:1}")
+    done
+    [ ${#words[@]} -gt 0 ] || { echo "regen-outputs: row $name sets variables but names no binary" >&2; exit 2; }
+    bin=${words[0]}
+    args=${words[*]:1}
+  fi
   exe=$bin_dir/$bin
   cmd="cargo run --release --bin $bin"
   [ -n "$args" ] && cmd="$cmd -- $args"
+  [ ${#assigns[@]} -eq 0 ] || cmd="${assigns[*]} $cmd"
   device=$(device_of "$name")
   lt_exe=$exe
   if [[ $bin == scripts/* ]]; then
@@ -305,6 +324,7 @@ for row in "${selected[@]}"; do
   # CPU rows see no GPU, so that --device auto means the CPU on every machine.
   hide=()
   is_cuda_row "$name" || hide=(env CUDA_VISIBLE_DEVICES=)
+  [ ${#assigns[@]} -eq 0 ] || hide=(env ${hide[@]+"${hide[@]:1}"} "${assigns[@]}")
   # shellcheck disable=SC2086 # the arguments are words from the table
   ${hide[@]+"${hide[@]}"} "$exe" $args >"$tmp" 2>&1 || status=$?
   {
