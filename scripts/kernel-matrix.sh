@@ -117,7 +117,7 @@ if [ $all = 1 ]; then
     sed 's/.*\/deps\///; s/-[0-9a-f]*"$//' | sort -u); do
     case $name in exercises_ch*|ablation|checkpoint|data|engine|evaluation|fused_adam|memory|\
       model_invariance|model_structure|module_layers|precision|tch_pitfalls|tch_primer|training|\
-      viz_and_sdpa|parity_pytorch|cuda_graph) runs+=("$name:") ;;
+      viz_and_sdpa|parity_pytorch|explorer_parity|cuda_graph) runs+=("$name:") ;;
     esac
   done
 else

@@ -201,7 +201,7 @@ pub fn allow_tf32() -> Result<bool> {
 }
 
 /// The CPU kernel set libtorch runs in this process: "DEFAULT", "AVX2",
-/// "AVX512", ... (see `crate::kernels`).
+/// "AVX512", ... (the kernels module says what chooses it).
 pub fn cpu_capability() -> Result<String> {
     let mut buf = [0 as c_char; 64];
     // SAFETY: the shim writes at most buf.len() bytes, NUL included, into the
