@@ -16,15 +16,15 @@ use rstest::rstest;
 use tch::{nn, Device, Kind, Reduction, Tensor};
 use transformer_course::data::{digit_rows, encode_pair, ReverseDataset};
 use transformer_course::generate::{
-    greedy_decode, row_is_right, sign_test_p_value, two_rates_p_value,
-    wilson_interval,
+    greedy_decode, reverse_digits, row_is_right, sign_test_p_value,
+    two_rates_p_value, wilson_interval,
 };
 use transformer_course::train::{
     masked_cross_entropy, teacher_forcing, token_accuracy, Learner,
     TrainOptions, Trainer, DEFAULT_SEED,
 };
 use transformer_course::transformer::Transformer;
-use transformer_course::vocab::{PAD_ID, SEQ_LEN};
+use transformer_course::vocab::{EOS_ID, PAD_ID, SEQ_LEN};
 use workbench::kernels::{self, Bound};
 
 fn logits_and_labels(seed: i64) -> (Tensor, Tensor) {
@@ -582,6 +582,62 @@ fn scored(len: usize, right: usize, rows: usize) -> LengthScore {
         scored: (0..rows).map(|i| vec![i as i64 % 10; len]).collect(),
         right,
     }
+}
+
+/// Lowers the trained model's EOS logit until dropped: while it lives, greedy
+/// decoding writes the reversed digits and then never EOS.
+struct EosSuppressed<'a> {
+    bias: &'a Tensor,
+    saved: Tensor,
+}
+
+impl<'a> EosSuppressed<'a> {
+    fn new(model: &'a Transformer) -> Self {
+        let bias = model.out_proj.bs.as_ref().expect("out_proj has a bias");
+        let saved = bias.copy();
+        tch::no_grad(|| {
+            let _ = bias.get(EOS_ID).g_add_scalar_(-1e4);
+        });
+        EosSuppressed { bias, saved }
+    }
+}
+
+impl Drop for EosSuppressed<'_> {
+    fn drop(&mut self) {
+        // A shallow clone shares the storage: copying into it restores the bias.
+        let mut bias = self.bias.shallow_clone();
+        tch::no_grad(|| bias.copy_(&self.saved));
+    }
+}
+
+#[test]
+fn ex09_unseen_length_counts_a_row_without_its_eos_as_wrong() {
+    // A model that gets every unseen row right cannot tell "the digits" from "the
+    // row": this one writes the digits and then never stops.
+    let t = trained();
+    let _no_eos = EosSuppressed::new(&t.model);
+    let s = score_length(&t.model, TRAINED_HELD_OUT, 100, 9, &t.train);
+    let digits_right = s
+        .scored
+        .iter()
+        .filter(|d| {
+            let got = reverse_digits(&t.model, d);
+            let want: Vec<i64> = d.iter().rev().copied().collect();
+            got.len() >= d.len() && got[..d.len()] == want[..]
+        })
+        .count();
+    assert!(
+        digits_right >= 50,
+        "test bug: the model without EOS got the digits of only {digits_right} rows"
+    );
+    let want = recount(&t.model, &s.scored);
+    assert_eq!(
+        s.right, want,
+        "{} rows counted right where {want} are: {digits_right} rows have the reversed \
+         digits but no EOS after them, and a row is right only when the digits and \
+         then EOS come out, as chapter 10's row_is_right asks",
+        s.right
+    );
 }
 
 #[test]
