@@ -489,14 +489,15 @@ pub fn mutants(root: &Path, opts: &Options) -> Result<bool> {
                 .map(|r| format!("{} {}", r.binary, r.name))
                 .collect();
             bail!(
-            "the solutions do not pass their own tests in {} (kernels {}+{}): {}{}\n(log: {})",
-            ws.display(),
-            cell.0,
-            cell.1,
-            baseline.compile_error.clone().unwrap_or_default(),
-            failed.join(", "),
-            target_dir.join("last-run.log").display()
-        );
+                "the solutions do not pass their own tests in {} (kernels \
+                 {}+{}): {}{}\n(log: {})",
+                ws.display(),
+                cell.0,
+                cell.1,
+                baseline.compile_error.clone().unwrap_or_default(),
+                failed.join(", "),
+                target_dir.join("last-run.log").display()
+            );
         }
         eprintln!(
             "solutions pass ({} tests, kernels {}+{})",
@@ -550,41 +551,34 @@ pub fn mutants(root: &Path, opts: &Options) -> Result<bool> {
         // One build, then a run per kernel cell (the environment changes
         // nothing cargo rebuilds for). The verdict is the first cell where the
         // mutant is not killed, else the first cell's kill.
-        let mut result: Result<Verdict> = Ok(Verdict::NoTests);
-        for (i, cell) in cells.iter().enumerate() {
-            let run = cargo_in(
-                &ws,
-                &target_dir,
-                &libtorch,
-                &["test", "-p", "exercises", "--test", &test, &e.id],
-                &cell_env(cell),
-                opts.timeout,
-            );
-            match run {
-                Err(err) => {
-                    result = Err(err);
-                    break;
-                }
-                Ok((in_time, _, text)) => {
-                    let v = verdict(e, &parse_test_output(&text), !in_time);
-                    let v = match v {
-                        Verdict::Survived { tests } if cells.len() > 1 => {
-                            Verdict::SurvivedIn {
-                                tests,
-                                cell: format!("{}+{}", cell.0, cell.1),
-                            }
+        let run_cells = || -> Result<Verdict> {
+            let mut first_kill = None;
+            for cell in cells {
+                let (in_time, _, text) = cargo_in(
+                    &ws,
+                    &target_dir,
+                    &libtorch,
+                    &["test", "-p", "exercises", "--test", &test, &e.id],
+                    &cell_env(cell),
+                    opts.timeout,
+                )?;
+                let v = match verdict(e, &parse_test_output(&text), !in_time) {
+                    Verdict::Survived { tests } if cells.len() > 1 => {
+                        Verdict::SurvivedIn {
+                            tests,
+                            cell: format!("{}+{}", cell.0, cell.1),
                         }
-                        v => v,
-                    };
-                    if i == 0 || !v.is_ok() {
-                        result = Ok(v.clone());
                     }
-                    if !v.is_ok() {
-                        break;
-                    }
+                    v => v,
+                };
+                if !v.is_ok() {
+                    return Ok(v);
                 }
+                first_kill.get_or_insert(v);
             }
-        }
+            Ok(first_kill.unwrap_or(Verdict::NoTests))
+        };
+        let result = run_cells();
         fs::write(&file, &original)?; // restore before anything can go wrong
         for (path, before) in &others {
             fs::write(path, before)?;
