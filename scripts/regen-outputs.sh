@@ -143,6 +143,20 @@ fi
 
 is_cuda_row() { [[ $1 == *_cuda ]]; }
 is_amd_row() { [[ $1 == *_amd ]]; }
+# A row whose binary column is `env`: its arguments are VAR=value words, then the
+# binary and its own arguments. Sets bin, args and assigns (the VAR=value words).
+unpack_env_row() {
+  local words
+  read -ra words <<<"$args"
+  assigns=()
+  while [ ${#words[@]} -gt 0 ] && [[ ${words[0]} == *=* ]]; do
+    assigns+=("${words[0]}")
+    words=("${words[@]:1}")
+  done
+  [ ${#words[@]} -gt 0 ] || { echo "regen-outputs: row $name sets variables but names no binary" >&2; exit 2; }
+  bin=${words[0]}
+  args=${words[*]:1}
+}
 
 # The active rows of the table, as "name<TAB>binary<TAB>args".
 rows=()
@@ -185,15 +199,13 @@ if [ "$build" = 1 ] && [ -z "${BIN_DIR:-}" ] && command -v cargo >/dev/null; the
   else
     targets=()
     for row in "${selected[@]}"; do
-      rest=${row#*$'\t'}
-      b=${rest%%$'\t'*}
-      case $b in
-        env) read -ra words <<<"${rest#*$'\t'}"
-             for w in "${words[@]}"; do [[ $w == *=* ]] || { targets+=(--bin "$w"); break; }; done ;;
+      IFS=$'\t' read -r name bin args <<<"$row"
+      [ "$bin" != env ] || unpack_env_row
+      case $bin in
         scripts/bench-vs-pytorch.sh) targets+=(--bin bench_train) ;;
         scripts/exercise-experiments.sh) targets+=(--bin exercise_experiments) ;;
         scripts/*) targets+=(--bin 09_train_reverse) ;;
-        *) targets+=(--bin "$b") ;;
+        *) targets+=(--bin "$bin") ;;
       esac
     done
   fi
@@ -278,18 +290,8 @@ mkdir -p "$out_dir" book/src/figures
 failed=()
 for row in "${selected[@]}"; do
   IFS=$'\t' read -r name bin args <<<"$row"
-  # `env` rows: the variables first, then the binary and its arguments.
   assigns=()
-  if [ "$bin" = env ]; then
-    read -ra words <<<"$args"
-    while [ ${#words[@]} -gt 0 ] && [[ ${words[0]} == *=* ]]; do
-      assigns+=("${words[0]}")
-      words=("${words[@]:1}")
-    done
-    [ ${#words[@]} -gt 0 ] || { echo "regen-outputs: row $name sets variables but names no binary" >&2; exit 2; }
-    bin=${words[0]}
-    args=${words[*]:1}
-  fi
+  [ "$bin" != env ] || unpack_env_row
   exe=$bin_dir/$bin
   cmd="cargo run --release --bin $bin"
   [ -n "$args" ] && cmd="$cmd -- $args"
