@@ -13,8 +13,8 @@
 // * Recording the error cannot throw either: if copying the message runs out of
 //   memory, a fixed sentence says so.
 #include <ATen/Context.h>
-#include <ATen/Version.h>
 #include <ATen/DeviceAccelerator.h>
+#include <ATen/Version.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_fused_adam.h>
