@@ -96,7 +96,9 @@ pub fn tiny_config(layers: i64) -> TransformerConfig {
 /// left the result to the last few steps' rounding, which differs between CPU
 /// kernel paths (the answer key's decoder-only model reversed 90 to 300 of 300
 /// on the paths `scripts/kernel-matrix.sh` forces; with this schedule, 300 on
-/// every one).
+/// every one). It has the shape of `ex09_cosine`'s schedule (floor zero, steps
+/// counted from 0), written here because a test must not train with a
+/// learner's own answer.
 pub fn annealed_rate(
     step: usize,
     peak: f64,
