@@ -23,10 +23,12 @@ use transformer_course::layers::parameter_count;
 use transformer_course::transformer::Transformer;
 use transformer_course::vocab::SEQ_LEN;
 use workbench::checkpoint::{
-    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT,
+    ensure_reverse_task, load_checkpoint, DEFAULT_CHECKPOINT, MAX_HEADER,
 };
 use workbench::cli::{in_range, run_main, thousands};
-use workbench::output::{check_outputs_and_inputs, write_bytes_atomic};
+use workbench::output::{
+    check_outputs_and_inputs, open_input, write_bytes_atomic,
+};
 use workbench::sys::LIBTORCH_VERSION;
 
 /// Export a checkpoint to fp16 for the book's attention explorer.
@@ -155,10 +157,12 @@ fn run(args: Args) -> Result<()> {
 /// fp16 file is another. (The weights' checksum stays, as in the shipped
 /// file: the page checks it only on fp32 files.)
 fn checkpoint_metadata(path: &Path) -> Result<Value> {
-    let mut file = std::fs::File::open(path)?;
+    let (mut file, _) = open_input(path, u64::MAX, "a checkpoint")?;
     let mut len = [0u8; 8];
     file.read_exact(&mut len)?;
-    let mut header = vec![0u8; u64::from_le_bytes(len) as usize];
+    let n = u64::from_le_bytes(len);
+    ensure!(n <= MAX_HEADER, "its header claims {n} bytes");
+    let mut header = vec![0u8; n as usize];
     file.read_exact(&mut header)?;
     let header: Value = serde_json::from_slice(&header)?;
     let mut metadata = header

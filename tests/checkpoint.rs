@@ -358,20 +358,49 @@ fn damaged_weights_are_found_by_the_checksum(#[case] how: u8) {
     );
 }
 
-/// Files saved before checksums existed still load (the notice goes to stderr),
-/// and so do files of the older version whose checksum covers the weights only.
+/// A file without its whole-file checksum is refused, whether the checksums
+/// were stripped from a current file or it comes from before they were
+/// written: read as "an older version", it would load with its config and
+/// weights unchecked, which is exactly what damage (or an edit) would want.
 #[rstest]
 #[case::no_checksum(&["checksum", "file_checksum"])]
 #[case::weights_only(&["file_checksum"])]
-fn an_old_checkpoint_still_loads(#[case] removed: &[&str]) {
+fn a_checkpoint_without_its_checksums_is_refused(#[case] removed: &[&str]) {
     let path = crafted(&format!("old-{}", removed.len()), |h, _| {
         let meta = h["__metadata__"].as_object_mut().unwrap();
         for key in removed {
             meta.remove(*key);
         }
     });
-    let (_vs, model) = load_checkpoint(&path, Device::Cpu).unwrap();
-    assert_eq!(model.config.d_model, tiny_config().d_model);
+    let err = load_err(&path);
+    assert!(
+        err.contains("is damaged, or older")
+            && err.contains("no file_checksum"),
+        "{err}"
+    );
+}
+
+/// A key written twice (a second "num_heads" that a reader keeping the last
+/// one would believe) is refused, at either level of the header.
+#[rstest]
+#[case::metadata("\"num_heads\":", "\"num_heads\":\"8\",\"num_heads\":")]
+#[case::tensor("\"dtype\":", "\"dtype\":\"F16\",\"dtype\":")]
+fn a_key_written_twice_is_refused(#[case] from: &str, #[case] to: &str) {
+    let (vs, m) = model_with(tiny_config(), 0);
+    let bytes = checkpoint_bytes(&vs, &m.config).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + n]).unwrap();
+    let mut edited = header.replacen(from, to, 1).trim_end().to_string();
+    while !edited.len().is_multiple_of(8) {
+        edited.push(' ');
+    }
+    let mut out = (edited.len() as u64).to_le_bytes().to_vec();
+    out.extend(edited.as_bytes());
+    out.extend(&bytes[8 + n..]);
+    let path = temp_path(&format!("twice-{}", from.len()));
+    std::fs::write(&path, out).unwrap();
+    let err = load_err(&path);
+    assert!(err.contains("appears twice"), "{err}");
 }
 
 // ---- the checksum covers what decides the answer ---------------------------------------

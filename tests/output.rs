@@ -1,10 +1,15 @@
 //! Every file the programs write goes through `output`: checked before the work,
 //! written to a temporary and renamed, so that no failure leaves a torn file.
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use tch::Device;
+use workbench::checkpoint::load_checkpoint;
+use workbench::history::{read_history, MAX_HISTORY};
 use workbench::output::{
-    check_outputs, check_readable, check_writable, rescued, reserve,
-    write_atomic, write_bytes_atomic, Batch,
+    check_outputs, check_writable, open_input, rescued, reserve, write_atomic,
+    write_bytes_atomic, write_rescue, Batch,
 };
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -144,7 +149,7 @@ fn what_is_not_a_regular_file_is_never_an_output_nor_read() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("device"), "{err}");
-    let err = check_readable(std::path::Path::new("/dev/zero"))
+    let err = open_input(std::path::Path::new("/dev/zero"), 1 << 20, "a test")
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a regular file"), "{err}");
@@ -209,4 +214,196 @@ fn a_rename_that_fails_after_another_succeeded_is_undone() {
     assert!(batch.commit().is_err());
     assert_eq!(std::fs::read(&a).unwrap(), b"old a", "not put back");
     assert_eq!(names(&dir), ["a.svg"]);
+}
+
+// ---- our files only: created new, under names nobody else can have made --------------
+
+/// Links planted at every name the temporaries of an output could have had when
+/// they were named by process id and a counter (`.NAME.tmp-PID-N.EXT`) point at
+/// a file of someone else's. Checking the output, writing it, and replacing it
+/// follow none of them: the victim keeps its bytes and the output has its own.
+#[test]
+fn a_link_planted_at_a_temporary_name_is_never_followed() {
+    let dir = temp_dir("planted");
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, b"someone else's").unwrap();
+    let path = dir.join("figure.svg");
+    let pid = std::process::id();
+    for n in 0..64 {
+        for name in [
+            format!(".figure.svg.tmp-{pid}-{n}.svg"),
+            format!(".figure.svg.tmp-{pid}-{n}"),
+        ] {
+            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        }
+    }
+    check_writable(&path).unwrap();
+    write_bytes_atomic(&path, b"first").unwrap();
+    write_bytes_atomic(&path, b"second").unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"someone else's");
+    assert_eq!(std::fs::read(&path).unwrap(), b"second");
+    let links = names(&dir).iter().filter(|n| n.starts_with('.')).count();
+    assert_eq!(links, 128, "a planted link was removed or one was added");
+}
+
+/// Two rescues in one process (as two runs in two containers, both PID 1,
+/// would make) are two files: neither replaces the other.
+#[test]
+fn two_rescues_with_one_process_id_keep_both() {
+    let dir = temp_dir("two-rescues");
+    let path = dir.join("model.safetensors");
+    let a = write_rescue(&path, b"first run").unwrap();
+    let b = write_rescue(&path, b"second run").unwrap();
+    assert_ne!(a, b);
+    assert_eq!(std::fs::read(&a).unwrap(), b"first run");
+    assert_eq!(std::fs::read(&b).unwrap(), b"second run");
+    for p in [&a, &b] {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("model.rescued-")
+                && name.ends_with(".safetensors"),
+            "{name}"
+        );
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A private file stays private when it is replaced, and a shared one shared;
+/// a new file gets what the umask leaves, as any program's would.
+#[test]
+fn a_replaced_output_keeps_its_permissions() {
+    let dir = temp_dir("modes");
+    for (name, before) in
+        [("private.safetensors", 0o600), ("shared.svg", 0o664)]
+    {
+        let path = dir.join(name);
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::set_permissions(
+            &path,
+            std::fs::Permissions::from_mode(before),
+        )
+        .unwrap();
+        write_bytes_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(mode(&path), before, "{name}");
+    }
+    let fresh = dir.join("fresh.svg");
+    write_bytes_atomic(&fresh, b"new").unwrap();
+    let made = dir.join("made-by-std.svg");
+    std::fs::write(&made, b"new").unwrap();
+    assert_eq!(mode(&fresh), mode(&made));
+}
+
+/// A killed writer's temporary is removed by the next write of its target; a
+/// live writer's (it holds the flock on its temporary) is left alone, whatever
+/// process id either had.
+#[test]
+fn only_a_dead_writers_temporary_is_removed() {
+    use std::os::fd::AsRawFd;
+    let dir = temp_dir("stale");
+    let path = dir.join("m.history.tsv");
+    let live = dir.join(".m.history.tsv.tmp-live0000000.tsv");
+    let dead = dir.join(".m.history.tsv.tmp-dead0000000.tsv");
+    std::fs::write(&live, b"being written").unwrap();
+    std::fs::write(&dead, b"left by a kill").unwrap();
+    let holder = std::fs::File::open(&live).unwrap();
+    // SAFETY: flock acts on the descriptor `holder` owns.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    write_bytes_atomic(&path, b"# label").unwrap();
+    let left = names(&dir);
+    assert!(
+        !left.contains(&".m.history.tsv.tmp-dead0000000.tsv".into()),
+        "{left:?}"
+    );
+    assert!(
+        left.contains(&".m.history.tsv.tmp-live0000000.tsv".into()),
+        "{left:?}"
+    );
+    drop(holder);
+}
+
+// ---- inputs: checked on the opened file, bounded ---------------------------------------
+
+/// A file that is a FIFO one moment and a regular file the next (renamed over
+/// each other in a loop): a check on the path, then an open, would sometimes
+/// check the file and open the FIFO, and wait for a writer for ever. Checked on
+/// the opened file, every read ends, read or refused.
+#[rstest::rstest]
+#[case::history("runs.history.tsv")]
+#[case::checkpoint("model.safetensors")]
+fn an_input_swapped_for_a_fifo_never_blocks(#[case] name: &str) {
+    let dir = temp_dir(&format!("swap-{name}"));
+    let path = dir.join(name);
+    let (regular, fifo) = (dir.join("regular"), dir.join("fifo"));
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (path, regular, fifo, stop) =
+            (path.clone(), regular, fifo, stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::fs::write(&regular, b"# label\n").unwrap();
+                let _ = std::fs::rename(&regular, &path);
+                // SAFETY: mkfifo reads the NUL-terminated path `c` owns.
+                unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+                let _ = std::fs::rename(&fifo, &path);
+            }
+        })
+    };
+    let (done, reads) = std::sync::mpsc::channel();
+    let reader = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            for _ in 0..400 {
+                if path.extension().is_some_and(|e| e == "tsv") {
+                    let _ = read_history(&path);
+                } else {
+                    let _ = load_checkpoint(&path, Device::Cpu);
+                }
+                if done.send(()).is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    let mut finished = 0;
+    while finished < 400 {
+        match reads.recv_timeout(Duration::from_secs(20)) {
+            Ok(()) => finished += 1,
+            Err(_) => break,
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    if finished < 400 {
+        // Free the blocked reader (it waits for a writer), then fail.
+        let _ = std::fs::OpenOptions::new().write(true).open(&path);
+        panic!("a read blocked on the FIFO after {finished} reads");
+    }
+    reader.join().unwrap();
+}
+
+/// A file far larger than any history (sparse: it takes no disk) is refused
+/// before a byte of it is read, with the limit that refused it.
+#[test]
+fn an_input_over_its_limit_is_refused_before_it_is_read() {
+    let dir = temp_dir("huge");
+    let path = dir.join("runs.history.tsv");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(12 << 30).unwrap();
+    let err = format!("{:#}", read_history(&path).unwrap_err());
+    assert!(
+        err.contains("12.0 GiB") && err.contains("more than a history can be"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{:.1} MiB",
+            MAX_HISTORY as f64 / (1 << 20) as f64
+        )),
+        "{err}"
+    );
 }

@@ -30,7 +30,7 @@ pub const DEFAULT_CHECKPOINT: &str =
 const FORMAT: &str = "transformer-course/1";
 
 /// A header longer than this is not one of ours (ours is about 6 KiB).
-const MAX_HEADER: u64 = 1 << 20;
+pub const MAX_HEADER: u64 = 1 << 20;
 
 /// The metadata field whose checksum covers the whole file.
 const FILE_CHECKSUM: &str = "file_checksum";
@@ -264,8 +264,7 @@ impl CheckedFile {
         );
         let mut raw = vec![0u8; n as usize];
         file.read_exact(&mut raw).with_context(not_ours)?;
-        let header: Value =
-            serde_json::from_slice(&raw).with_context(not_ours)?;
+        let header = strict_json(&raw).with_context(not_ours)?;
         let config = config_from_header(&header, path)?;
         let offsets = tensor_offsets(&header, &config, path)?;
         let expected =
@@ -311,23 +310,16 @@ impl CheckedFile {
 }
 
 /// Opens `path` if it is a regular file (a FIFO would block, a device never
-/// ends), with its size.
+/// ends), with its size, checked on the opened file (see `output::open_input`).
+/// Its size is bounded by what it will claim to hold, checked next.
 fn open_regular_file(path: &Path) -> Result<(std::fs::File, u64)> {
-    let shown = path.display();
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(MissingCheckpoint(path.to_path_buf()).into())
+    crate::output::open_input(path, u64::MAX, "a checkpoint").map_err(|e| {
+        if crate::output::is_not_found(&e) {
+            MissingCheckpoint(path.to_path_buf()).into()
+        } else {
+            e.context(format!("{} is not a checkpoint", path.display()))
         }
-        Err(e) => bail!("cannot read {shown}: {}", e),
-    };
-    ensure!(
-        meta.is_file(),
-        "{shown} is not a regular file, so not a checkpoint"
-    );
-    let file = std::fs::File::open(path)
-        .map_err(|e| anyhow::anyhow!("cannot open {shown}: {}", e))?;
-    Ok((file, meta.len()))
+    })
 }
 
 /// Checks that the header lists exactly the tensors `config` needs, each fp32
@@ -449,17 +441,94 @@ fn verify_checksums(
                  written with it"
             );
         }
-        (Some(_), None) => eprintln!(
-            "note: {shown} was saved by an older version of the course: its \
-             checksum covers the weights but not the config or the tensor \
-             layout, so damage there cannot be detected"
-        ),
-        (None, None) => eprintln!(
-            "note: {shown} has no checksum (it was saved before checksums \
-             were written), so damage to it cannot be detected"
-        ),
+        // Missing checksums are never read as "an older version": removing
+        // them is the easiest damage to make, and would switch the checks
+        // off. The version is the "format" field, and every file of this
+        // format carries both (a file from before them needs training again).
+        (weights, None) => {
+            bail!(
+            "{shown} is damaged, or older than the checks this version needs: \
+             it has no {FILE_CHECKSUM}{}, so a change to its config or its \
+             weights could not be found; train it again",
+            if weights.is_none() { " and no checksum" } else { "" }
+        )
+        }
     }
     Ok(())
+}
+
+/// Parses a header as JSON, refusing a key that appears twice in one object:
+/// serde_json (and most readers) would keep the last, so a second
+/// "num_heads" or "checksum" could decide what a reader sees while the
+/// checksum covers the first.
+fn strict_json(bytes: &[u8]) -> Result<Value> {
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    struct Strict(Value);
+    struct StrictVisitor;
+
+    impl<'de> Deserialize<'de> for Strict {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(StrictVisitor).map(Strict)
+        }
+    }
+
+    impl<'de> Visitor<'de> for StrictVisitor {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Value, A::Error> {
+            let mut items = Vec::new();
+            while let Some(Strict(v)) = seq.next_element()? {
+                items.push(v);
+            }
+            Ok(Value::Array(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Value, A::Error> {
+            let mut object = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if object.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format!(
+                        "the key '{key}' appears twice in one object"
+                    )));
+                }
+                let Strict(v) = map.next_value()?;
+                object.insert(key, v);
+            }
+            Ok(Value::Object(object))
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let Strict(value) = Strict::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
 }
 
 /// Refuses a load that would not fit in the memory this process can have

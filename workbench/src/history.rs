@@ -44,16 +44,32 @@ pub struct RunHistory {
     pub step_losses: Vec<f64>,
 }
 
+/// The largest history `read_history` reads: a line per epoch and a number per
+/// step make a few MiB for the longest run the course has any use for.
+pub const MAX_HISTORY: u64 = 64 << 20;
+
 /// Reads back a file written from `history_tsv`.
 pub fn read_history(path: &Path) -> Result<RunHistory> {
+    use std::io::Read;
     let shown = path.display();
-    if path.exists() {
-        crate::output::check_readable(path)
-            .with_context(|| format!("cannot read {shown} as a history"))?;
-    }
-    let bytes = std::fs::read(path).with_context(|| {
-        format!("cannot read {shown}: train that run first, or check the path")
+    let opened = crate::output::open_input(path, MAX_HISTORY, "a history");
+    let (file, size) = opened.map_err(|e| {
+        if crate::output::is_not_found(&e) {
+            anyhow!("cannot read {shown}: train that run first, or check it")
+        } else {
+            e.context(format!("cannot read {shown} as a history"))
+        }
     })?;
+    let mut bytes = Vec::with_capacity(size as usize);
+    // `take`: a file that grows while it is read stays within the limit too.
+    file.take(MAX_HISTORY + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {shown}"))?;
+    ensure!(
+        bytes.len() as u64 <= MAX_HISTORY,
+        "{shown} grew past the {} a history can be while it was read",
+        crate::output::bytes_text(MAX_HISTORY)
+    );
     let text = String::from_utf8(bytes).map_err(|_| {
         anyhow!("{shown} is not a history file (it is not text)")
     })?;

@@ -2,14 +2,20 @@
 //! work starts, and files are written to a temporary name and renamed, so that a
 //! failure or a kill never leaves a half-written file where a good one was.
 //!
+//! Every temporary (the probe, a staged file, a backup, a rescue) is created
+//! new, under a random name, in the target's folder: an existing file or a link
+//! planted at that name is never opened, and two runs with the same process id
+//! (two containers, both PID 1) cannot meet. It carries the target's permissions
+//! (a private checkpoint stays private) and holds an flock while its writer runs,
+//! which is how a later run tells a dead writer's leftover from a live one's.
+//!
 //! An output must be a regular file or not exist yet. A symbolic link as the
 //! output itself is refused, not followed (links among the folders above it are
 //! followed): replacing a link would cut it, and writing through it would land
 //! the file somewhere the command line does not show.
 use std::fs::{self, File};
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{bail, ensure, Context, Result};
 
@@ -61,8 +67,7 @@ pub fn check_writable(path: &Path) -> Result<()> {
         "cannot write {shown}: {} is not a folder",
         dir.display()
     );
-    let probe = temporary_name(path, &std::process::id().to_string());
-    File::create(&probe)
+    let (probe, _file) = create_temporary(path)
         .map_err(|e| anyhow::anyhow!("cannot write {shown}: {e}"))?;
     let _ = fs::remove_file(&probe);
     Ok(())
@@ -180,22 +185,66 @@ fn kind_name(kind: &fs::FileType) -> &'static str {
     }
 }
 
-/// Refuses `path` as an input unless it is a regular file: reading a FIFO
-/// blocks until someone writes to it, and a device may never end.
-pub fn check_readable(path: &Path) -> Result<()> {
-    let meta = fs::metadata(path)?;
+/// Opens the input `path` for reading, then checks on the opened file, not on
+/// the path (which could be swapped between a check and the open), that it is a
+/// regular file of at most `limit` bytes; returns it with its size. The open
+/// does not block: a FIFO (which would wait for a writer for ever) or a device
+/// (which may never end) is refused after it. `what` names the input in the
+/// message about the limit. A missing file keeps its io::Error (kind NotFound)
+/// as the error's source, so that callers can say how to make one.
+pub fn open_input(path: &Path, limit: u64, what: &str) -> Result<(File, u64)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            anyhow::Error::new(e).context(format!("cannot read {shown}"))
+        })?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {shown}"))?;
     let kind = meta.file_type();
     ensure!(
         kind.is_file(),
-        "{} is a {}, not a regular file",
-        path.display(),
+        "{shown} is a {}, not a regular file",
         if kind.is_dir() {
             "directory"
         } else {
             kind_name(&kind)
         }
     );
-    Ok(())
+    ensure!(
+        meta.len() <= limit,
+        "{shown} is {}, more than {what} can be ({}), so it is not one; \
+         check the path",
+        bytes_text(meta.len()),
+        bytes_text(limit)
+    );
+    // Reads of a regular file never block anyway; the flag goes, all the same,
+    // so that the file behaves as any other.
+    // SAFETY: fcntl reads and sets the flags of the descriptor `file` owns.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(
+                file.as_raw_fd(),
+                libc::F_SETFL,
+                flags & !libc::O_NONBLOCK,
+            );
+        }
+    }
+    Ok((file, meta.len()))
+}
+
+/// Whether `e` says a file was not there (see `open_input`).
+pub fn is_not_found(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    })
 }
 
 /// Writes `path` atomically, creating its folder if needed: `write` fills a
@@ -220,6 +269,7 @@ pub fn write_atomic(
 pub struct Reserved {
     tmp: PathBuf,
     target: PathBuf,
+    /// Also holds the temporary's flock.
     file: File,
     _registered: Registered,
 }
@@ -228,10 +278,9 @@ pub struct Reserved {
 pub fn reserve(path: &Path, size: u64) -> Result<Reserved> {
     let shown = path.display();
     remove_stale_temporaries(path);
-    let tmp = temporary_name(path, &std::process::id().to_string());
-    let registered = interrupt::register(&tmp);
-    let file = File::create_new(&tmp)
+    let (tmp, file) = create_temporary(path)
         .map_err(|e| anyhow::anyhow!("cannot write {shown}: {e}"))?;
+    let registered = interrupt::register(&tmp);
     let reserved = Reserved {
         tmp,
         target: path.to_path_buf(),
@@ -320,6 +369,8 @@ pub struct Batch {
 struct Staged {
     tmp: PathBuf,
     target: PathBuf,
+    /// The temporary, open: it holds the flock until the batch ends.
+    _file: File,
     _registered: Registered,
 }
 
@@ -330,25 +381,31 @@ impl Batch {
         path: &Path,
         write: impl FnOnce(&Path) -> Result<()>,
     ) -> Result<()> {
+        let context = || format!("cannot write {}", path.display());
+        fs::create_dir_all(folder_of(path)).with_context(context)?;
         remove_stale_temporaries(path);
-        let tmp = temporary_name(path, &std::process::id().to_string());
+        let (tmp, file) = create_temporary(path).with_context(context)?;
         let registered = interrupt::register(&tmp);
-        let written = fs::create_dir_all(folder_of(path))
-            .map_err(anyhow::Error::from)
-            .and_then(|()| write(&tmp))
-            .and_then(|()| {
-                // Flush the data to disk before a rename makes it the real file.
-                File::open(&tmp)?.sync_all()?;
-                Ok(())
-            });
+        let written = write(&tmp).and_then(|()| {
+            // The writer opened the temporary by name: it must still be the
+            // file this run created, not one put in its place.
+            ensure!(
+                still_the_same(&tmp, &file),
+                "its temporary {} was replaced while it was written",
+                tmp.display()
+            );
+            // Flush the data to disk before a rename makes it the real file.
+            file.sync_all()?;
+            Ok(())
+        });
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
-            return Err(e)
-                .with_context(|| format!("cannot write {}", path.display()));
+            return Err(e).with_context(context);
         }
         self.staged.push(Staged {
             tmp,
             target: path.to_path_buf(),
+            _file: file,
             _registered: registered,
         });
         Ok(())
@@ -379,9 +436,11 @@ impl Batch {
         let tmp = std::mem::take(&mut reserved.tmp);
         let registered =
             std::mem::replace(&mut reserved._registered, Registered::none());
+        let file = reserved.file.try_clone()?;
         self.staged.push(Staged {
             tmp,
             target: std::mem::take(&mut reserved.target),
+            _file: file,
             _registered: registered,
         });
         Ok(())
@@ -420,9 +479,19 @@ fn lock_folders(staged: &[Staged]) -> Vec<File> {
     folders.sort_by_key(|f| (f.0, f.1));
     folders.dedup_by_key(|f| (f.0, f.1));
     for (_, _, f) in &folders {
+        let fd = f.as_raw_fd();
         // SAFETY: flock acts on the descriptor `f` owns and reads no memory.
-        unsafe {
-            libc::flock(f.as_raw_fd(), libc::LOCK_EX);
+        let free = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) };
+        if free != 0 {
+            // A wait that could last is said, not silent.
+            eprintln!(
+                "note: another run is saving into the same folder; waiting \
+                 for it to finish"
+            );
+            // SAFETY: as above.
+            unsafe {
+                libc::flock(fd, libc::LOCK_EX);
+            }
         }
     }
     folders.into_iter().map(|f| f.2).collect()
@@ -484,11 +553,27 @@ fn keep_old(path: &Path) -> Result<Option<PathBuf>> {
     if fs::symlink_metadata(path).is_err() {
         return Ok(None);
     }
-    let backup = temporary_name(path, &std::process::id().to_string());
-    fs::hard_link(path, &backup)
-        .or_else(|_| fs::copy(path, &backup).map(|_| ()))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(Some(backup))
+    let context = || format!("cannot write {}", path.display());
+    // A hard link's new name is created new, never followed (tempfile retries
+    // another random name when one is taken); so is a copy's temporary.
+    let linked = tempfile::Builder::new()
+        .prefix(&temporary_prefix(path))
+        .make_in(folder_of(path), |backup| fs::hard_link(path, backup))
+        .and_then(|t| t.keep().map(|(_, p)| p).map_err(|e| e.error));
+    match linked {
+        Ok(backup) => Ok(Some(backup)),
+        Err(_) => {
+            let (backup, mut file) =
+                create_temporary(path).with_context(context)?;
+            let copied = File::open(path)
+                .and_then(|mut old| std::io::copy(&mut old, &mut file));
+            if let Err(e) = copied {
+                let _ = fs::remove_file(&backup);
+                return Err(e).with_context(context);
+            }
+            Ok(Some(backup))
+        }
+    }
 }
 
 impl Drop for Batch {
@@ -506,21 +591,37 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes `bytes` somewhere safe after the save to `path` failed: beside it,
 /// then in the temporary folder, then in the working directory. Returns where.
+/// Each rescue is a new file with a random part in its name
+/// (`model.rescued-k3F9aQ.safetensors`), so two failed runs keep both models.
 pub fn write_rescue(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    use std::io::Write;
     let stem = path
         .file_stem()
         .map_or("output".into(), |s| s.to_string_lossy().into_owned());
     let ext = path
         .extension()
         .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
-    let name = format!("{stem}.rescued-{}{ext}", std::process::id());
     let places = [folder_of(path), std::env::temp_dir(), PathBuf::from(".")];
     let mut last = None;
     for dir in places {
-        let rescue = dir.join(&name);
-        match write_bytes_atomic(&rescue, bytes) {
-            Ok(()) => return Ok(rescue),
-            Err(e) => last = Some(e),
+        let made = tempfile::Builder::new()
+            .prefix(&format!("{stem}.rescued-"))
+            .suffix(&ext)
+            .permissions(fs::Permissions::from_mode(mode_for(path)))
+            .tempfile_in(&dir)
+            .and_then(|f| f.keep().map_err(|e| e.error));
+        let written = made.and_then(|(mut file, rescue)| {
+            match file.write_all(bytes).and_then(|()| file.sync_all()) {
+                Ok(()) => Ok(rescue),
+                Err(e) => {
+                    let _ = fs::remove_file(&rescue);
+                    Err(e)
+                }
+            }
+        });
+        match written {
+            Ok(rescue) => return Ok(rescue),
+            Err(e) => last = Some(anyhow::anyhow!("{}: {e}", dir.display())),
         }
     }
     Err(last.expect("at least one place was tried"))
@@ -570,42 +671,106 @@ fn file_name(path: &Path) -> String {
     name
 }
 
-/// `.NAME.tmp-TAG-N.EXT` beside `path`: hidden, unique to this process and call,
-/// and ending in the extension of `path`.
-fn temporary_name(path: &Path, tag: &str) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+/// The start of every temporary name of `path`: `.NAME.tmp-`.
+fn temporary_prefix(path: &Path) -> String {
+    format!(".{}.tmp-", file_name(path))
+}
+
+/// `.NAME.tmp-RANDOM.EXT` beside `path`, created new (O_CREAT|O_EXCL: neither a
+/// file nor a link already at that name is ever opened), with `path`'s
+/// permissions, and flock'ed for as long as the returned File is open.
+fn create_temporary(path: &Path) -> std::io::Result<(PathBuf, File)> {
     let ext = path
         .extension()
         .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
-    folder_of(path).join(format!(".{}.tmp-{tag}-{n}{ext}", file_name(path)))
+    let mode = mode_for(path);
+    let (file, tmp) = tempfile::Builder::new()
+        .prefix(&temporary_prefix(path))
+        .suffix(&ext)
+        // Private while being written; `path`'s own mode once it is ours.
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(folder_of(path))?
+        .keep()
+        .map_err(|e| e.error)?;
+    let ready = file
+        .set_permissions(fs::Permissions::from_mode(mode))
+        .and_then(|()| lock(&file, false));
+    if let Err(e) = ready {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok((tmp, file))
+}
+
+/// The permissions a file written to `path` gets: those of the file there now,
+/// or, for a new file, what the process's umask leaves of rw-rw-rw-.
+fn mode_for(path: &Path) -> u32 {
+    match fs::metadata(path) {
+        Ok(m) if m.is_file() => m.permissions().mode() & 0o7777,
+        _ => 0o666 & !umask(),
+    }
+}
+
+/// The process's umask, read where reading it does not change it.
+fn umask() -> u32 {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .unwrap_or(0o022)
+}
+
+/// An exclusive flock on `file`; with `try_only`, fails at once when it is held.
+fn lock(file: &File, try_only: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let how = libc::LOCK_EX | if try_only { libc::LOCK_NB } else { 0 };
+    // SAFETY: flock acts on the descriptor `file` owns and reads no memory.
+    match unsafe { libc::flock(file.as_raw_fd(), how) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// Whether `path` still names the open `file` (not a link, not a new file).
+fn still_the_same(path: &Path, file: &File) -> bool {
+    match (fs::symlink_metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => {
+            a.is_file() && a.dev() == b.dev() && a.ino() == b.ino()
+        }
+        _ => false,
+    }
 }
 
 /// Removes temporaries of `path` left by writers that no longer run (a killed
-/// save). Those of live processes are left alone: they may still be writing.
+/// save): a live writer holds its temporary's flock, a dead one's is free. The
+/// lock works across processes and containers alike, where process ids do not.
 fn remove_stale_temporaries(path: &Path) {
-    let prefix = format!(".{}.tmp-", file_name(path));
+    use std::os::unix::fs::OpenOptionsExt;
+    let prefix = temporary_prefix(path);
     let Ok(entries) = fs::read_dir(folder_of(path)) else {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(&prefix) else {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(&prefix) {
             continue;
-        };
-        let owner = rest.split('-').next().and_then(|p| p.parse::<i32>().ok());
-        if owner.is_some_and(|pid| !process_is_alive(pid)) {
+        }
+        // Opened without following a link and without blocking on a FIFO;
+        // only a regular file nobody holds is removed.
+        let opened = fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(entry.path());
+        let Ok(file) = opened else { continue };
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        if regular
+            && lock(&file, true).is_ok()
+            && still_the_same(&entry.path(), &file)
+        {
             let _ = fs::remove_file(entry.path());
         }
     }
-}
-
-fn process_is_alive(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 delivers nothing; it only asks whether the
-    // process exists, and reads no memory of ours.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0
-        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Whether two paths are one file on disk (hard links included).
