@@ -64,8 +64,9 @@ struct Args {
     /// a disk without room is found at once. Must not be a symbolic link.
     #[arg(long, default_value = DEFAULT_CHECKPOINT)]
     out: PathBuf,
-    /// On Ctrl-C (SIGINT) or SIGTERM, stop after the current epoch and save the
-    /// model trained so far (the exit code is then 1). Without it, a signal
+    /// On Ctrl-C or a signal that ends a job (SIGTERM, SIGHUP, SIGQUIT,
+    /// SIGUSR1, SIGXCPU), stop after the current epoch and save the model
+    /// trained so far (the exit code is then 1). Without it, such a signal
     /// ends the run at once and saves nothing.
     #[arg(long)]
     save_on_interrupt: bool,

@@ -118,6 +118,21 @@ fn wait_for_line(child: &mut Child, prefix: &str) -> String {
     }
 }
 
+/// A training run of many short epochs with --save-on-interrupt, once it has
+/// started training.
+fn long_run_saving_on_interrupt(out: &Path) -> Child {
+    let args = ["--epochs", "1000", "--train-samples", "128"];
+    let mut child = command(TRAIN, &["--out", path_str(out)])
+        .args(args)
+        .arg("--save-on-interrupt")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut child, "optimizer=");
+    child
+}
+
 // ---- a run is never lost ------------------------------------------------------------------
 
 /// A file-size limit below the checkpoint's size is found before training, not
@@ -145,10 +160,16 @@ fn a_file_size_limit_is_found_before_training() {
 
 /// A signal during training without --save-on-interrupt: the run ends at once
 /// with 128 + the signal, says that nothing was saved, and removes the space
-/// it had reserved for the checkpoint.
-#[test]
-fn a_signal_during_training_leaves_no_temporary() {
-    let dir = temp_dir("sigterm");
+/// it had reserved for the checkpoint. Ctrl-C's SIGINT, and every signal a
+/// shell or a batch scheduler sends to end a job, alike.
+#[rstest::rstest]
+#[case::term(libc::SIGTERM)]
+#[case::hup(libc::SIGHUP)]
+#[case::quit(libc::SIGQUIT)]
+#[case::usr1(libc::SIGUSR1)]
+#[case::xcpu(libc::SIGXCPU)]
+fn a_signal_during_training_leaves_no_temporary(#[case] sig: i32) {
+    let dir = temp_dir(&format!("signal-{sig}"));
     let out = dir.join("model.safetensors");
     let mut child = command(TRAIN, &["--out", path_str(&out)])
         .stdout(Stdio::piped())
@@ -164,9 +185,9 @@ fn a_signal_during_training_leaves_no_temporary() {
         "the space of the checkpoint and its history should be reserved \
          during training: {reserved:?}"
     );
-    signal(&child, libc::SIGTERM);
+    signal(&child, sig);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(128 + libc::SIGTERM));
+    assert_eq!(out.status.code(), Some(128 + sig));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nothing was saved"), "{err}");
     assert!(names(&dir).is_empty(), "left behind: {:?}", names(&dir));
@@ -179,21 +200,7 @@ fn a_signal_during_training_leaves_no_temporary() {
 fn an_interrupted_run_is_saved_and_a_failed_save_is_rescued() {
     let dir = temp_dir("rescue");
     let out = dir.join("model.safetensors");
-    let args = [
-        "--out",
-        path_str(&out),
-        "--epochs",
-        "1000",
-        "--train-samples",
-        "128",
-        "--save-on-interrupt",
-    ];
-    let mut child = command(TRAIN, &args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut child, "optimizer=");
+    let child = long_run_saving_on_interrupt(&out);
     std::fs::create_dir(&out).unwrap();
     signal(&child, libc::SIGINT);
     let done = child.wait_with_output().unwrap();
@@ -460,27 +467,142 @@ fn the_sdpa_bench_refuses_a_size_the_machine_cannot_hold() {
 const QUICK: [&str; 4] = ["--epochs", "1", "--train-samples", "64"];
 
 /// Standard output on a full disk (/dev/full: every write is ENOSPC): the run
-/// trains, saves, says once that its log could not be written, and exits 0.
+/// trains and saves, says when its log could not be written, and ends with an
+/// error, exit code 1: no success without the output.
 #[test]
 fn a_log_on_a_full_disk_does_not_lose_the_run() {
     let dir = temp_dir("log-full");
     let out = dir.join("m.safetensors");
-    let full = std::fs::File::options()
-        .write(true)
-        .open("/dev/full")
-        .unwrap();
     let mut cmd = command(TRAIN, &["--out", path_str(&out)]);
-    cmd.args(QUICK).stdout(full);
+    cmd.args(QUICK).stdout(dev_full());
     let r = finish(&mut cmd);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
     let notes: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(notes.len(), 1, "{}", r.stderr);
+    assert_eq!(notes.len(), 2, "{}", r.stderr);
     assert!(
         notes[0].contains("log could not be written"),
         "{}",
         r.stderr
     );
+    assert!(
+        notes[1].starts_with("error: standard output could not be written"),
+        "{}",
+        r.stderr
+    );
     load_checkpoint(&out, Device::Cpu).expect("the model was saved");
+}
+
+fn dev_full() -> std::fs::File {
+    std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
+}
+
+/// A chapter whose whole output is what it prints, and a decode whose answer
+/// is: with standard output on a full disk, each fails, exit code 1, saying why.
+#[rstest::rstest]
+#[case::chapter_02(env!("CARGO_BIN_EXE_02_attention"), false)]
+#[case::decode(DECODE, true)]
+fn a_full_standard_output_is_an_error(#[case] bin: &str, #[case] decode: bool) {
+    let dir = temp_dir(&format!("stdout-full-{decode}"));
+    let mut cmd = command(bin, &[]);
+    if decode {
+        let ck = dir.join("model.safetensors");
+        let cfg = TransformerConfig::reverse_task();
+        let (vs, _) = common::model_with(cfg, 0);
+        save_checkpoint(&vs, &cfg, &ck).unwrap();
+        cmd.args(["--checkpoint", path_str(&ck), "1", "2", "3"]);
+    }
+    let r = finish(cmd.stdout(dev_full()));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let last = r.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: standard output could not be written")
+            && last.contains("No space left on device"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// With --save-on-interrupt, SIGXCPU (the soft CPU-time limit, which the
+/// kernel repeats every second until the hard one) stops and saves: a repeat is
+/// not a second request that would cut the save short.
+#[test]
+fn a_cpu_time_warning_stops_and_saves() {
+    let dir = temp_dir("xcpu-save");
+    let out = dir.join("model.safetensors");
+    let child = long_run_saving_on_interrupt(&out);
+    for _ in 0..3 {
+        signal(&child, libc::SIGXCPU);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{err}");
+    load_checkpoint(&out, Device::Cpu)
+        .expect("the model trained so far was saved");
+    let left = names(&dir);
+    assert!(
+        left.iter().all(|n| !n.starts_with('.')),
+        "left behind: {left:?}"
+    );
+}
+
+/// Under a tiny limit on open files, libtorch's first random seed fails to read
+/// /dev/urandom and throws a C++ exception. Across limits around the point where
+/// that happens, every run ends with an exit code and a sentence, never an
+/// abort (a C++ exception unwinding into Rust) or another signal.
+#[test]
+fn a_tiny_open_file_limit_is_an_error_not_an_abort() {
+    let dir = temp_dir("ulimit-n");
+    for n in 4..=12 {
+        let out = dir.join(format!("m{n}.safetensors"));
+        let script = format!(
+            "ulimit -n {n} && exec \"$0\" --out '{}' --epochs 1 --train-samples 64",
+            out.display()
+        );
+        let r = finish(&mut command("sh", &["-c", &script, TRAIN]));
+        assert_eq!(
+            r.signal, None,
+            "ulimit -n {n}: killed by a signal: {}",
+            r.stderr
+        );
+        match r.code {
+            Some(0) => {}
+            Some(1) => assert!(
+                r.stderr.lines().any(|l| l.starts_with("error: ")),
+                "ulimit -n {n}: exit 1 without an error line: {}",
+                r.stderr
+            ),
+            other => panic!("ulimit -n {n}: exit code {other:?}: {}", r.stderr),
+        }
+    }
+}
+
+/// `--compare` given a huge file by mistake (sparse: it takes no disk) is
+/// refused at once, naming the limit, instead of being read into memory.
+#[test]
+fn a_huge_compare_file_is_refused_at_once() {
+    let dir = temp_dir("huge-compare");
+    let huge = dir.join("runs.history.tsv");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(12 << 30)
+        .unwrap();
+    let out = dir.join("m.safetensors");
+    let plot = dir.join("p.svg");
+    let args = [
+        "--out",
+        path_str(&out),
+        "--plot",
+        path_str(&plot),
+        "--compare",
+        path_str(&huge),
+    ];
+    let r = finish(&mut command(TRAIN, &args));
+    assert_refused(&r, "more than a history can be");
+    assert!(r.took < Duration::from_secs(30), "took {:?}", r.took);
 }
 
 /// An output that names a folder ("ck/") is refused before training, not at

@@ -63,10 +63,23 @@ pub fn run_main(body: impl FnOnce() -> Result<()>) -> ! {
     crate::interrupt::install();
     let forwarder = stdout_guard::install();
     std::panic::set_hook(Box::new(remember_panic));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prepare_libtorch()?;
+            body()
+        }));
     // Everything printed reaches the reader before the error line does.
-    stdout_guard::finish(forwarder);
+    let lost = stdout_guard::finish(forwarder);
     let code = match outcome {
+        // The files were written; what the reader was told was not.
+        Ok(Ok(())) if lost.is_some() => {
+            let e = lost.unwrap_or_default();
+            say(&format!(
+                "error: standard output could not be written ({e}), so \
+                 what this program printed is incomplete"
+            ));
+            1
+        }
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
             say(&format!("error: {}", first_line(&format!("{e:#}"))));
@@ -82,6 +95,28 @@ pub fn run_main(body: impl FnOnce() -> Result<()>) -> ! {
         }
     };
     std::process::exit(code)
+}
+
+/// What libtorch needs before the program's first tch call, asked for where a
+/// failure is an error, not a C++ exception unwinding into Rust.
+fn prepare_libtorch() -> Result<()> {
+    crate::sys::prepare_generator().map_err(|e| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct we own.
+        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+        if read == 0 && limit.rlim_cur < 64 {
+            e.context(format!(
+                "the process may open only {} files (ulimit -n); raise the \
+                 limit",
+                limit.rlim_cur
+            ))
+        } else {
+            e
+        }
+    })
 }
 
 /// Runs before any library's initialisers, libtorch's included: with the working
@@ -139,7 +174,8 @@ fn remember_panic(info: &std::panic::PanicHookInfo<'_>) {
 /// thread copies that to the real stdout as long as it can: a reader gone away
 /// (`| head`) or a full disk under `> log` never fails a `println!`, so the log
 /// can never end a run before its save. The reader gone is said nothing about;
-/// any other failure once on stderr. When stderr is the same file (`2>&1`), it
+/// any other failure is said once on stderr when it happens, and once more at
+/// the end, where it makes the exit code 1: no success without the output. When stderr is the same file (`2>&1`), it
 /// goes through ours too, so that the two keep their order.
 mod stdout_guard {
     use std::fs::File;
@@ -148,7 +184,8 @@ mod stdout_guard {
     use std::thread::JoinHandle;
 
     pub struct Guard {
-        thread: JoinHandle<()>,
+        /// Ends with the first failed write's error, if any (not a closed pipe).
+        thread: JoinHandle<Option<String>>,
         /// The real stderr, when it was redirected into our pipe.
         stderr: Option<RawFd>,
     }
@@ -201,19 +238,28 @@ mod stdout_guard {
         }
     }
 
-    fn copy_until_closed(mut reader: File, mut out: File, stderr: RawFd) {
+    fn copy_until_closed(
+        mut reader: File,
+        mut out: File,
+        stderr: RawFd,
+    ) -> Option<String> {
         let mut buf = [0u8; 8192];
         let mut open = true;
+        let mut failure = None;
         while let Ok(n @ 1..) = reader.read(&mut buf) {
             if !open {
                 continue;
             }
             if let Err(e) = out.write_all(&buf[..n]) {
                 open = false;
+                // A reader that left (`| head`) wanted no more; anything else
+                // lost output someone expected, and the exit code says so.
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    failure = Some(e.to_string());
                     let note = format!(
                         "note: the log could not be written to standard \
-                         output ({e}); the run goes on without it\n"
+                         output ({e}); the run goes on, to save its files, \
+                         and will end with an error\n"
                     );
                     // SAFETY: write reads our own buffer; the descriptor is
                     // the real stderr, which stays open for the whole run.
@@ -223,27 +269,33 @@ mod stdout_guard {
                 }
             }
         }
+        failure
     }
 
     /// Delivers everything printed so far, stops the copying, and gives stderr
-    /// back its real destination.
-    pub fn finish(guard: Option<Guard>) {
-        let _ = std::io::stdout().flush();
-        let Some(guard) = guard else { return };
-        let Ok(null) = File::options().write(true).open("/dev/null") else {
-            return;
+    /// back its real destination. Returns why standard output lost some of
+    /// it, if it did.
+    pub fn finish(guard: Option<Guard>) -> Option<String> {
+        let flushed = std::io::stdout().flush();
+        let Some(guard) = guard else {
+            return flushed.err().map(|e| e.to_string());
         };
         use std::os::fd::AsRawFd;
+        let null = File::options().write(true).open("/dev/null");
         // SAFETY: replaces descriptors 1 and 2 (our pipe's only write ends)
-        // with /dev/null and the saved stderr, so the copying thread reads
+        // with /dev/null, or closes 1 when even that cannot be opened, and
+        // gives 2 back the saved stderr, so the copying thread reads
         // end-of-file and returns.
         unsafe {
-            libc::dup2(null.as_raw_fd(), 1);
+            match &null {
+                Ok(null) => libc::dup2(null.as_raw_fd(), 1),
+                Err(_) => libc::close(1),
+            };
             if let Some(fd) = guard.stderr {
                 libc::dup2(fd, 2);
             }
         }
-        let _ = guard.thread.join();
+        guard.thread.join().ok().flatten()
     }
 }
 

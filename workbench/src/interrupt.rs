@@ -2,8 +2,10 @@
 //! this for every chapter program:
 //! - SIGXFSZ (a write past `ulimit -f`) is ignored, so the write fails with
 //!   EFBIG and becomes an ordinary error message instead of a silent death.
-//! - SIGINT and SIGTERM remove every temporary file the program is writing (see
-//!   `output`) and end it with exit code 128 + the signal, as the shell expects.
+//! - SIGINT, and the signals a shell or a batch scheduler sends to end a job
+//!   (SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGXCPU: see `ENDING`), remove every
+//!   temporary file the program is writing (see `output`) and end it with exit
+//!   code 128 + the signal, as the shell expects.
 //! - A program that can stop cleanly (training) calls `stop_on_interrupt`: the
 //!   first signal only sets a flag, which its loop reads with `interrupted` (or
 //!   `stop_here`) between steps; a second signal ends it as above.
@@ -37,12 +39,26 @@ pub fn install() {
     // functions (`write`, `unlink`, `_exit`) and atomics.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
+        for sig in ENDING {
+            libc::signal(sig, handler);
+        }
     }
 }
 
-/// From now on the first SIGINT or SIGTERM only sets the flag `interrupted`
+/// The signals that end a run the way Ctrl-C does. SIGHUP: the terminal closed;
+/// SIGQUIT: Ctrl-\; SIGTERM: `kill`, and a scheduler's cancel; SIGUSR1: the
+/// warning some schedulers (Slurm's `--signal`) send before the time limit;
+/// SIGXCPU: the soft CPU-time limit (`ulimit -t`), a few seconds before SIGKILL.
+pub const ENDING: [c_int; 6] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGXCPU,
+];
+
+/// From now on the first of the `ENDING` signals only sets the flag `interrupted`
 /// reads (and prints `note`); the program is expected to stop at its next safe
 /// point and save. A second signal ends it at once, removing its temporaries.
 pub fn stop_on_interrupt(note: &'static str) {
@@ -60,7 +76,7 @@ pub fn set_stderr(fd: c_int) {
     STDERR.store(fd, Ordering::SeqCst);
 }
 
-/// Whether a SIGINT or SIGTERM has arrived.
+/// Whether one of the `ENDING` signals has arrived.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
@@ -131,8 +147,14 @@ impl Drop for Registered {
 
 extern "C" fn on_signal(sig: c_int) {
     let first = !INTERRUPTED.swap(true, Ordering::SeqCst);
-    if first && STOP_ON_INTERRUPT.load(Ordering::SeqCst) {
+    let stopping = STOP_ON_INTERRUPT.load(Ordering::SeqCst);
+    if first && stopping {
         say(STOP_NOTE.get().copied().unwrap_or("interrupted"));
+        return;
+    }
+    // Past the soft CPU limit the kernel repeats SIGXCPU every second: a repeat
+    // is not a second request, and must not cut the save short.
+    if stopping && sig == libc::SIGXCPU {
         return;
     }
     for slot in &TEMPORARIES {

@@ -55,6 +55,7 @@ extern "C" {
     fn course_cuda_graph_capture_end(g: *mut c_void) -> i32;
     fn course_cuda_graph_replay(g: *mut c_void) -> i32;
     fn course_cpu_capability(out: *mut c_char, n: i64) -> i32;
+    fn course_prepare_generator() -> i32;
 }
 
 /// The shim's last error in this thread, as one sentence.
@@ -214,6 +215,19 @@ pub fn cpu_capability() -> Result<String> {
     // SAFETY: the shim NUL-terminated what it wrote, inside `buf`.
     let name = unsafe { CStr::from_ptr(buf.as_ptr()) };
     Ok(name.to_string_lossy().into_owned())
+}
+
+/// Makes libtorch's default CPU generator exist, so that a later
+/// `tch::manual_seed` (which has no try/catch of its own) cannot throw a C++
+/// exception through Rust: the first use reads /dev/urandom, which fails when
+/// the process may open no more files.
+pub fn prepare_generator() -> Result<()> {
+    // SAFETY: takes no arguments and catches every C++ exception.
+    check(
+        unsafe { course_prepare_generator() },
+        "starting libtorch's random generator",
+    )
+    .map(|_| ())
 }
 
 /// Peak bytes allocated on accelerator `device` since the last reset; None

@@ -12,6 +12,7 @@
 //   same; values come back through an out-parameter.
 // * Recording the error cannot throw either: if copying the message runs out of
 //   memory, a fixed sentence says so.
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/Version.h>
@@ -493,6 +494,17 @@ int course_cpu_capability(char* out, int64_t n) noexcept {
       out[kept] = '\0';
     }
     return static_cast<int>(name.size());
+  });
+}
+
+// Creates libtorch's default CPU random generator now, where its exception is
+// caught. Its first use seeds it from /dev/urandom, and tch's manual_seed (one
+// of the few tch calls with no try/catch) would otherwise throw through Rust
+// when that fails, e.g. under a tiny `ulimit -n`: an abort, not an error.
+int course_prepare_generator() noexcept {
+  return guarded([] {
+    at::detail::getDefaultCPUGenerator();
+    return 0;
   });
 }
 
