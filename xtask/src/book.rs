@@ -37,6 +37,11 @@
 //!   chapters/NN_*.rs exists;
 //! * a SUMMARY.md entry whose page does not exist.
 //!
+//! `cargo xtask check-book --width` runs one check alone, strictly: no line of any
+//! outputs/ file, header included, wider than the page, with no exception list
+//! ([`check_output_widths`]). It is not in CI until the outputs on the lists below are
+//! regenerated.
+//!
 //! The checks are plain functions of a book root, so xtask/tests/book_check.rs also runs
 //! them on fixtures: a broken book must have each problem reported, a good one none.
 use std::collections::{BTreeSet, HashMap};
@@ -111,14 +116,40 @@ pub fn check_book(book_root: &Path) -> Vec<Problem> {
     problems
 }
 
+/// `cargo xtask check-book --width`: every line of every file under outputs/, included
+/// or not, headers and all, against the page's width, with none of the lists below
+/// excusing it. Today's outputs fail it: their exceptions wait for reruns (a GPU, the
+/// trainings, the ablation study). When each list below is empty, this is what
+/// `check_book` does and CI runs it; until then it says what is left.
+pub fn check_output_widths(book_root: &Path) -> Vec<Problem> {
+    let layout = Layout::new(book_root);
+    let mut problems = Vec::new();
+    for file in files_with_extension(&layout.book_src.join("outputs"), "txt") {
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        for (n, width) in too_wide(text.lines(), 1) {
+            problems.push(layout.problem(
+                &file,
+                n,
+                format!("{width} characters wide, over the page's {MAX_WIDTH} columns"),
+            ));
+        }
+    }
+    problems
+}
+
 /// The problems, one per line, indented.
 pub fn report(problems: &[Problem]) -> String {
     problems.iter().map(|p| format!("  {p}\n")).collect()
 }
 
-/// `cargo xtask check-book [BOOK_DIR]`: prints what is wrong; true when nothing is.
-pub fn check_book_command(book_root: &Path) -> bool {
-    let problems = check_book(book_root);
+/// `cargo xtask check-book [--width] [BOOK_DIR]`: prints what is wrong; true when
+/// nothing is. With `width`, only [`check_output_widths`].
+pub fn check_book_command(book_root: &Path, width: bool) -> bool {
+    let problems = if width {
+        check_output_widths(book_root)
+    } else {
+        check_book(book_root)
+    };
     if problems.is_empty() {
         println!("book check: {} has no problems", book_root.display());
         true

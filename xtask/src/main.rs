@@ -69,6 +69,11 @@ cargo xtask <command>
                          include, anchor, image, output header and SUMMARY entry,
                          anchors that no page includes, and markers that share a
                          line with code. Exits non-zero on any problem
+  check-book --width [BOOK_DIR]
+                         only the outputs' widths, strictly: every line of every
+                         book/src/outputs/*.txt, headers included, within the
+                         page's 85 columns, with no exception list. Not yet in CI:
+                         it fails until the listed outputs are regenerated
   check-listings [HTML_DIR]
                          check the built book (default: book/build, written by
                          `mdbook build book`): no listing with a common leading
@@ -104,12 +109,22 @@ fn main() -> ExitCode {
             student_edition(PathBuf::from(dest), student::Edition::AnswerFree)
                 .map(|()| true)
         }
-        ["check-book"] => {
-            Ok(book::check_book_command(&workspace_root().join("book")))
-        }
-        ["check-book", dir] => {
-            Ok(book::check_book_command(&absolute(PathBuf::from(dir))))
-        }
+        ["check-book"] => Ok(book::check_book_command(
+            &workspace_root().join("book"),
+            false,
+        )),
+        ["check-book", "--width"] => Ok(book::check_book_command(
+            &workspace_root().join("book"),
+            true,
+        )),
+        ["check-book", "--width", dir] => Ok(book::check_book_command(
+            &absolute(PathBuf::from(dir)),
+            true,
+        )),
+        ["check-book", dir] => Ok(book::check_book_command(
+            &absolute(PathBuf::from(dir)),
+            false,
+        )),
         ["check-listings"] => {
             Ok(check_listings(&workspace_root().join("book/build")))
         }
