@@ -367,9 +367,7 @@ fn summary(variants: &[&'static Variant], runs: &[Run]) {
         "steps to 0.9: the first check at or above it ('-': never). vs course: for each\n\
          seed, the variant against the course's model trained from the same seed on the\n\
          same batches, row by row on the same test samples (the exact sign test):\n\
-         '−' worse, '+' better at p < 0.01, '~' neither; then the largest p of the seeds.\n\
-         Each verdict is about two trained models on these test rows, not a test across\n\
-         seeds: over n seeds an exact paired one cannot go below p = 2/2^n (n = 8: 0.008)."
+         '−' worse, '+' better at p < 0.01, '~' neither; then the largest p of the seeds."
     );
 }
 
