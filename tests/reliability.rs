@@ -605,6 +605,18 @@ fn a_huge_compare_file_is_refused_at_once() {
     assert!(r.took < Duration::from_secs(30), "took {:?}", r.took);
 }
 
+/// A path with a newline in it is named whole in the error's one line (the
+/// newline written as `\n`), not cut where the newline is.
+#[test]
+fn a_path_with_a_newline_is_named_whole() {
+    let dir = temp_dir("newline");
+    let blocker = dir.join("not\na-folder");
+    std::fs::write(&blocker, b"a file where a folder should be").unwrap();
+    let out = blocker.join("m.safetensors");
+    let r = finish(&mut command(TRAIN, &["--out", path_str(&out)]));
+    assert_refused(&r, "not\\na-folder/m.safetensors");
+}
+
 /// An output that names a folder ("ck/") is refused before training, not at
 /// the rename after it.
 #[test]

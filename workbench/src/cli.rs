@@ -82,7 +82,7 @@ pub fn run_main(body: impl FnOnce() -> Result<()>) -> ! {
         }
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            say(&format!("error: {}", first_line(&format!("{e:#}"))));
+            say(&format!("error: {}", error_line(&e)));
             1
         }
         Err(panic) => {
@@ -333,6 +333,27 @@ pub fn torch_error_sentence(text: &str) -> String {
         }
         None => first_line(text),
     }
+}
+
+/// An error and its causes on one line, as `{e:#}` joins them, without
+/// libtorch's C++ backtraces and with a newline inside a cause (a path can hold
+/// one) written as `\n` instead of cutting the message there.
+fn error_line(e: &anyhow::Error) -> String {
+    let causes: Vec<String> = e
+        .chain()
+        .map(|cause| {
+            let text = cause.to_string();
+            if cause.downcast_ref::<tch::TchError>().is_some() {
+                return first_line(&text);
+            }
+            let text = match text.find("\nException raised from ") {
+                Some(at) => &text[..at],
+                None => &text,
+            };
+            text.trim_end().replace('\n', "\\n")
+        })
+        .collect();
+    causes.join(": ")
 }
 
 fn first_line(s: &str) -> String {
