@@ -939,6 +939,11 @@ async function largeFile(s, files) {
       if (p && p.getClientRects().length > 0) window.__progress.push([p.value, p.parentElement.textContent]); })
       .observe(document.querySelector('#explorer'), { subtree: true, attributes: true, characterData: true, childList: true });
     return true;`);
+  // The observer is seen to work: a task of 250 ms of the test's own is reported.
+  await s.js("setTimeout(() => { const t = performance.now(); while (performance.now() - t < 250); }, 0)");
+  const control = await s.until("return window.__longest >= 250 && window.__longest", "the long-task observer", 5000).catch(() => 0);
+  check(control >= 250, "the long-task observer reports a task of 250 ms", `${Math.round(control)} ms`);
+  await s.js("window.__longest = 0; window.__longtasks = [];");
   const started = Date.now();
   const picker = await s.find("#ex-file");
   const runs = await s.js("return explorer.state.runs");
@@ -973,6 +978,54 @@ async function largeFile(s, files) {
     `longest ${seen.longest.toFixed(0)} ms; long tasks ${JSON.stringify(seen.tasks.slice(0, 8))}`);
   console.log(`     ${mb} MB checkpoint loaded in ${(loadMs / 1000).toFixed(1)} s while typing; longest task ${seen.longest.toFixed(0)} ms`);
   await pick(s, files.good);
+}
+
+/**
+ * In a browser that gives the page no worker: the same file loads in slices on
+ * the page's thread, with no task over 200 ms while it is read, and the last pick wins.
+ */
+async function noWorker(url, files) {
+  const profile = fs.mkdtempSync(path.join(args.work, "noworker-"));
+  const p = await Session.start(profile);
+  try {
+    await p.cdp("Page.addScriptToEvaluateOnNewDocument", { source: "delete window.Worker; window.Worker = undefined;" });
+    await p.open(url);
+    await p.until(ready, "the explorer to start (no worker)");
+    await p.settle();
+    await p.type("#ex-input", "7 3 0 9 5");
+    check(await p.js("return explorer.state.worker === false") && await p.text(result) === "5 9 0 3 7",
+      "without a worker the page decodes on its own thread");
+    await p.js(recorder());
+    await p.js(`window.__tasks = []; window.__loadedAt = null;
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__tasks.push([e.startTime, e.duration]); })
+        .observe({ type: 'longtask' });
+      new MutationObserver(() => { if (!window.__loadedAt && /^Loaded big/.test(document.querySelector('#ex-load-message').textContent))
+        window.__loadedAt = performance.now(); }).observe(document.querySelector('#ex-load-message'), { childList: true, characterData: true, subtree: true });
+      return true;`);
+    const picker = await p.find("#ex-file");
+    // The large file, then at once the small one: the small one is the last pick.
+    for (const f of [files.big, files.other]) await p.cmd("POST", `/element/${picker}/value`, { text: f });
+    await p.until("return !explorer.state.loading && document.querySelector('#ex-weights').textContent.includes('other-shape')",
+      "other-shape.safetensors to load (no worker)", 60000);
+    await p.settle();
+    await new Promise((r) => setTimeout(r, 3000));
+    const rec = await p.js("return window.__rec");
+    const wrong = rec.labels.filter((l) => !l.label.includes(l.picks[l.picks.length - 1] ?? "\u0000"));
+    check(wrong.length === 0 && (await p.text("#ex-weights")).includes("other-shape"),
+      "without a worker too, a large file and then a small one: the small one, the last pick, is loaded and nothing else shown",
+      wrong.map((l) => l.label).join("; "));
+    // The large file on its own, read in slices on the page's thread.
+    await p.js("window.__tasks = [];");
+    await p.cmd("POST", `/element/${picker}/value`, { text: files.big });
+    const msg = await p.until("const m = document.querySelector('#ex-load-message').textContent; return !/^Reading/.test(m) && m;",
+      "the large file to load (no worker)", 120000);
+    const tasks = await p.js("return window.__tasks.filter(([t]) => t < window.__loadedAt).map(([, d]) => Math.round(d))");
+    check(msg.startsWith("Loaded big.safetensors") && Math.max(0, ...tasks) < 200,
+      "without a worker the large file is read in slices, no task over 200 ms until it is loaded",
+      `${msg.slice(0, 60)}; long tasks ${JSON.stringify(tasks.slice(0, 8))}`);
+  } finally {
+    await p.quit().catch(() => {});
+  }
 }
 
 /** At a phone's width: nothing spills out sideways. */
@@ -1050,6 +1103,7 @@ try {
     await step(url, "cross-attention off", () => crossOffNote(s));
     if (first) await step(url, "overlapping loads", () => overlapping(s, files));
     if (first) await step(url, "a large file", () => largeFile(s, files));
+    if (first) await step(url, "without a worker", () => noWorker(url, files));
     await step(url, "contrast", () => contrast(s, files));
     if (first && args.looks) {
       await step(url, "dark screenshot", async () => {

@@ -71,8 +71,9 @@
     inputmode: "numeric", "aria-describedby": "ex-notice", oninput: () => schedule(TYPING_PAUSE),
   });
   const timing = el("span", { id: "ex-timing", class: "ex-quiet" });
-  // Says that what is shown is out of date while a decode is pending.
-  const status = el("span", { id: "ex-status", class: "ex-status" });
+  // Says that what is shown is out of date while a decode is pending; its line is
+  // kept while it is empty, so that nothing below it jumps at each keystroke.
+  const status = el("p", { id: "ex-status", class: "ex-status" });
   const notice = el("p", { id: "ex-notice", class: "ex-notice", role: "status" });
   // Announced when it changes: the decoded digits and whether they are the reversal.
   const output = el("p", { id: "ex-output", class: "ex-output", "aria-live": "polite", "aria-atomic": "true" });
@@ -101,8 +102,8 @@
 
   root.append(
     el("div", { class: "ex-bar" },
-      el("label", { for: "ex-input" }, "Digits to reverse "), input, " ", timing, " ", status),
-    notice, output, crossNote,
+      el("label", { for: "ex-input" }, "Digits to reverse "), input, " ", timing),
+    notice, status, output, crossNote,
     el("div", { class: "ex-scroll" }, steps),
     el("div", { class: "ex-bar" },
       el("label", { for: "ex-step" }, "Maps at decoding step "), stepPicker, " ", stepLabel),
@@ -212,15 +213,26 @@
           } else if (data.type === "use") {
             if (candidate && candidate.gen === data.gen) [current, candidate] = [candidate, null];
           } else if (data.type === "decode") {
-            if (!current || current.gen !== data.gen) {
-              self.postMessage({ type: "decoded", id: data.id, gen: data.gen, result: null });
-              return;
-            }
-            const started = performance.now();
-            const result = X.greedy_decode(current.model, X.source_tensor(data.digits), X.SEQ_LEN, data.off);
-            self.postMessage({ type: "decoded", id: data.id, gen: data.gen, result, ms: performance.now() - started });
+            // Run after the messages already waiting: a decode that a newer one
+            // has overtaken meanwhile is answered empty, not run.
+            if (queued) self.postMessage({ type: "decoded", id: queued.id, gen: queued.gen, result: null });
+            queued = data;
+            tick().then(decodeQueued);
           }
         };
+        let queued = null;
+        function decodeQueued() {
+          const data = queued;
+          queued = null;
+          if (!data) return;
+          if (!current || current.gen !== data.gen) {
+            self.postMessage({ type: "decoded", id: data.id, gen: data.gen, result: null });
+            return;
+          }
+          const started = performance.now();
+          const result = X.greedy_decode(current.model, X.source_tensor(data.digits), X.SEQ_LEN, data.off);
+          self.postMessage({ type: "decoded", id: data.id, gen: data.gen, result, ms: performance.now() - started });
+        }
       };
       const url = URL.createObjectURL(new Blob([`${M.source}\n${C.source}\n(${main})();`], { type: "text/javascript" }));
       const w = new Worker(url);
@@ -818,7 +830,9 @@
       worker.postMessage({ type: "load", gen, file: f });
       return;
     }
+    // Smaller slices than the worker's: here each one holds up the page.
     C.load_file_in_slices(f, {
+      slice: 1 << 21,
       progress: (fraction, what) => gen === modelGen && showProgress(fraction, what),
       pause: async () => {
         await breathe();
@@ -836,6 +850,8 @@
   }
 
   function endLoading() {
+    // The Cancel button goes with the bar: its focus goes to the file picker.
+    if (document.activeElement === cancel) file.focus();
     state.loading = null;
     loadingRow.hidden = true;
     progressText.textContent = "";
