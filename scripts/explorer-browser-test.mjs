@@ -5,9 +5,13 @@
 // keyboard, reads weights with the arrow keys, picks checkpoints (the same file
 // again after it changed, damaged and crafted ones, an older version's), switches the book's theme,
 // checks the contrast of every piece of text in all five themes, every control's
-// name and its place in the Tab order, and the page at a phone's width. Takes the
-// book's screenshots, and more to look at (a dark theme, a phone). Exits 1 if any
-// check failed.
+// name and its place in the Tab order, and the page at a phone's width; then the
+// defects of issue 43, each in a check of its own: a model of another shape, two
+// picks at once, clicks and taps at known cells, arrow keys, the pending mark, the
+// chosen step, a zoom, a half-switched layer box, the shipped weights' name, the
+// note with all cross-attention off, a 160 MB file while typing, and the page
+// without a worker. Takes the book's screenshots, and more to look at (a dark
+// theme, a phone). Exits 1 if any check failed.
 //
 //   node scripts/explorer-browser-test.mjs --driver URL --chrome PATH --url URL
 //        [--url URL]... --shots DIR --looks DIR --work DIR [--checkpoint FILE]
