@@ -917,9 +917,9 @@
   }
   window.addEventListener("resize", watchRatio);
   (function onRatioChange() {
-    if (!window.matchMedia) return;
-    window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`)
-      .addEventListener("change", () => { watchRatio(); onRatioChange(); }, { once: true });
+    const query = window.matchMedia && window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    // Older browsers' media queries have no addEventListener: the resize event is left.
+    if (query && query.addEventListener) query.addEventListener("change", () => { watchRatio(); onRatioChange(); }, { once: true });
   })();
 
   // The maps' labels take the theme's text colour: draw them again when the
