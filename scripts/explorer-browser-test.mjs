@@ -5,9 +5,13 @@
 // keyboard, reads weights with the arrow keys, picks checkpoints (the same file
 // again after it changed, damaged and crafted ones, an older version's), switches the book's theme,
 // checks the contrast of every piece of text in all five themes, every control's
-// name and its place in the Tab order, and the page at a phone's width. Takes the
-// book's screenshots, and more to look at (a dark theme, a phone). Exits 1 if any
-// check failed.
+// name and its place in the Tab order, and the page at a phone's width; then the
+// defects of issue 43, each in a check of its own: a model of another shape, two
+// picks at once, clicks and taps at known cells, arrow keys, the pending mark, the
+// chosen step, a zoom, a half-switched layer box, the shipped weights' name, the
+// note with all cross-attention off, a 160 MB file while typing, and the page
+// without a worker. Takes the book's screenshots, and more to look at (a dark
+// theme, a phone). Exits 1 if any check failed.
 //
 //   node scripts/explorer-browser-test.mjs --driver URL --chrome PATH --url URL
 //        [--url URL]... --shots DIR --looks DIR --work DIR [--checkpoint FILE]
@@ -89,6 +93,20 @@ class Session {
     await this.cmd("POST", "/actions", { actions: [{ type: "key", id: "keyboard", actions }] });
     await this.cmd("DELETE", "/actions");
   }
+  /** A click (or, with type "touch", a tap) at (x, y) CSS pixels from the element's top left corner. */
+  async pointer(css, x, y, type = "mouse") {
+    const e = await this.find(css);
+    const box = await this.js(`arguments[0].scrollIntoView({ block: 'center' });
+      const r = arguments[0].getBoundingClientRect(); return { w: r.width, h: r.height };`, { [ELEMENT]: e });
+    // WebDriver's offsets count from the element's centre.
+    const [dx, dy] = [Math.round(x - box.w / 2), Math.round(y - box.h / 2)];
+    await this.cmd("POST", "/actions", { actions: [{ type: "pointer", id: type, parameters: { pointerType: type }, actions: [
+      { type: "pointerMove", duration: 0, origin: { [ELEMENT]: e }, x: dx, y: dy },
+      { type: "pointerDown", button: 0 }, { type: "pointerUp", button: 0 }] }] });
+    await this.cmd("DELETE", "/actions");
+  }
+  /** A Chrome DevTools command (chromedriver passes it on). */
+  cdp(cmd, params = {}) { return this.cmd("POST", "/goog/cdp/execute", { cmd, params }); }
   async shot(css, file) {
     const png = await this.cmd("GET", `/element/${await this.find(css)}/screenshot`);
     fs.writeFileSync(file, Buffer.from(png, "base64"));
@@ -109,16 +127,18 @@ class Session {
 }
 
 // ---- checkpoint files, written here without the page's code ------------------------
-/** FNV-1a 64 (workbench/src/checkpoint.rs `checksum`) as 16 hex digits, in two 32-bit halves. */
+/**
+ * FNV-1a 64 (workbench/src/checkpoint.rs `checksum`) as 16 hex digits, in two
+ * 32-bit halves; fast enough for the 160 MB file the test writes (BigInts are not).
+ */
 function fnv1a64(bytes) {
   let hi = 0xcbf29ce4, lo = 0x84222325;
   for (let i = 0; i < bytes.length; i++) {
     lo = (lo ^ bytes[i]) >>> 0;
-    const p = lo * 0x1b3;
-    const carry = Math.floor(p / 0x100000000);
-    const newLo = p % 0x100000000;
-    hi = (hi * 0x1b3 + carry + ((lo << 8) >>> 0)) % 0x100000000;
-    lo = newLo;
+    const p = lo * 0x1b3; // under 2^41: exact
+    const low = p >>> 0;
+    hi = (Math.imul(hi, 0x1b3) + (p - low) / 0x100000000 + (lo << 8)) >>> 0;
+    lo = low;
   }
   return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
 }
@@ -253,7 +273,43 @@ function checkpoints() {
     phrase: "is damaged: its header (config, tensor names, dtypes, shapes or offsets) does not match the checksum written with it" });
   // A checkpoint of the course's older versions: loaded, with a note of what is unchecked.
   const older = writeCheckpoint(w("older.safetensors"), model, () => {}, { older: true });
-  return { model, good, zeros, damaged, crafted, older };
+  // Another shape (3 layers of 2 heads, not 2 of 4), and a large file (about
+  // 160 MB: one layer with a wide feed-forward network), both of random weights.
+  const other = writeCheckpoint(w("other-shape.safetensors"),
+    resized(model, { d_model: 32, num_heads: 2, d_ff: 64, num_layers: 3 }));
+  const big = writeCheckpoint(w("big.safetensors"),
+    resized(model, { d_model: 256, num_heads: 4, d_ff: 38400, num_layers: 1 }));
+  return { model, good, zeros, damaged, crafted, older, other, big };
+}
+
+/**
+ * A model of another configuration with the tensors of `model`'s (layer 0's
+ * standing for every layer), random values: small, so that nothing overflows.
+ */
+function resized(model, config) {
+  const d = Number(model.metadata.d_model), ff = Number(model.metadata.d_ff);
+  const dim = (n) => (n === d ? config.d_model : n === ff ? config.d_ff : n);
+  let seed = 43;
+  const random = () => { // mulberry32: the same file every run
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const tensors = {};
+  for (const [name, { shape }] of Object.entries(model.tensors)) {
+    if (/\.layers\.[1-9]/.test(name)) continue;
+    const shaped = shape.map(dim);
+    for (let l = 0; l < (/\.layers\.0\./.test(name) ? config.num_layers : 1); l++) {
+      const values = new Float32Array(shaped.reduce((a, b) => a * b, 1));
+      const scale = /\.ln\w*\.weight$|ln_final\.weight$/.test(name) ? 0 : 0.2 / Math.sqrt(shaped[shaped.length - 1]);
+      for (let k = 0; k < values.length; k++) values[k] = (scale ? (random() - 0.5) * scale : 1);
+      tensors[name.replace(".layers.0.", `.layers.${l}.`)] = { shape: shaped, values };
+    }
+  }
+  const metadata = { ...model.metadata };
+  for (const [k, v] of Object.entries(config)) metadata[k] = String(v);
+  return { metadata, tensors };
 }
 
 // ---- the checks ------------------------------------------------------------------------
@@ -616,6 +672,366 @@ async function typing(s) {
   check(await s.js("return explorer.state.worker === true"), "the decodes run in a worker, off the page's thread");
 }
 
+// ---- round three (issue 43): never a wrong picture, never a frozen page ----------------
+
+/**
+ * Records, on every change to the explorer, what it shows and whose it is, and
+ * every picked file and weights label in order. `poke`: the name of a file
+ * whose weights, the moment the label first names them, get a redraw (a theme
+ * class change) and a pointer over a map, as a reader's hover would.
+ */
+function recorder(poke = null) {
+  return `window.__rec = { snaps: [], errors: [], picks: [], labels: [] };
+  const rec = window.__rec, label = () => document.querySelector('#ex-weights').textContent;
+  window.addEventListener('error', (e) => rec.errors.push(String(e.message)));
+  // In the capturing phase, before the page empties the picker.
+  document.addEventListener('change', (e) => { if (e.target.id === 'ex-file' && e.target.files[0]) rec.picks.push(e.target.files[0].name); }, true);
+  let poked = false, last = label();
+  new MutationObserver(() => {
+    const st = explorer.state, r = document.querySelector('#ex-result');
+    const now = label();
+    if (now !== last) { rec.labels.push({ label: now, picks: rec.picks.slice() }); last = now; }
+    rec.snaps.push({ label: now, visible: !!(r && r.getClientRects().length),
+      marked: document.querySelector('#explorer').classList.contains('ex-pending')
+        && document.querySelector('#ex-output').getAttribute('aria-busy') === 'true'
+        && document.querySelector('#ex-status').textContent !== '',
+      layers: st.result ? st.result.steps[0].weights.length : null,
+      heads: st.result ? st.result.encoder_weights[0].length / (14 * 14) : null,
+      config: [st.model.config.num_layers, st.model.config.num_heads] });
+    if (${JSON.stringify(poke)} && !poked && now.includes(${JSON.stringify(poke)})) {
+      poked = true;
+      document.documentElement.classList.toggle('ex-test-poke');
+      const c = document.querySelector('#ex-maps canvas[data-layer="2"]') || document.querySelector('#ex-maps canvas');
+      if (c) { const b = c.getBoundingClientRect();
+        c.dispatchEvent(new MouseEvent('mousemove', { clientX: b.left + 40, clientY: b.top + 38, bubbles: true })); }
+    }
+  }).observe(document.querySelector('#explorer'), { subtree: true, childList: true, characterData: true, attributes: true });
+  return true;`;
+}
+
+/** Right after another model loads, nothing of the last one is shown under its name. */
+async function staleModel(s, files) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  await pick(s, files.good);
+  await s.js(recorder("other-shape.safetensors"));
+  const { msg } = await pick(s, files.other);
+  const rec = await s.js("return window.__rec");
+  await s.js("document.documentElement.classList.remove('ex-test-poke')");
+  const named = rec.snaps.filter((x) => x.label.includes("other-shape.safetensors"));
+  const wrong = named.filter((x) => x.visible && !x.marked && !(x.layers === 3 && x.heads === 2));
+  check(msg.startsWith("Loaded") && named.length > 0 && wrong.length === 0,
+    "after a model of another shape loads, no output of the last model is shown unmarked under the new name",
+    `${wrong.length} of ${named.length} states wrong: ${JSON.stringify(wrong[0] || {})}`);
+  check(rec.errors.length === 0, "a redraw and a hover right as the new model's name appears throw nothing",
+    rec.errors.slice(0, 2).join("; "));
+  const shown = await s.js(`return { canvases: document.querySelectorAll('#ex-maps canvas').length,
+    layers: explorer.state.result && explorer.state.result.steps[0].weights.length,
+    out: (document.querySelector('#ex-result') || {}).textContent }`);
+  check(shown.canvases === 3 * 3 * 2 && shown.layers === 3 && /^[0-9 ]*$|no digits/.test(shown.out || ""),
+    "then the new model's 18 maps and its own decode are shown", JSON.stringify(shown));
+  await pick(s, files.good);
+}
+
+/** The pending state: the last output marked out of date, in words, the moment the input changes. */
+async function pendingState(s) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  const during = await s.js(`const i = document.querySelector('#ex-input');
+    i.value = '1 2 3 4'; i.dispatchEvent(new Event('input', { bubbles: true }));
+    const o = document.querySelector('#ex-output');
+    return { busy: o.getAttribute('aria-busy'), status: document.querySelector('#ex-status').textContent,
+      opacity: getComputedStyle(o).opacity, out: (document.querySelector('#ex-result') || {}).textContent };`);
+  check(during.busy === "true" && /out of date/.test(during.status) && Number(during.opacity) < 1,
+    "while a decode is pending the last output is faded, marked busy and said to be out of date", JSON.stringify(during));
+  await s.settle();
+  const after = await s.js(`const o = document.querySelector('#ex-output');
+    return { busy: o.getAttribute('aria-busy'), status: document.querySelector('#ex-status').textContent,
+      opacity: getComputedStyle(o).opacity, out: document.querySelector('#ex-result').textContent };`);
+  check(after.busy === null && after.status === "" && after.opacity === "1" && after.out === "4 3 2 1",
+    "once decoded, the new output is shown without the mark", JSON.stringify(after));
+}
+
+/** A click or a tap on a map reads the cell under it, and the keyboard goes on from there. */
+async function pointer(s) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  const canvas = 'canvas[data-kind="cross"][data-layer="1"][data-head="0"]';
+  const readout = '.ex-readout[data-kind="cross"][data-layer="1"]';
+  // The cell's size from the canvas alone: 34 px of labels left, 32 above, 2 for the frame.
+  const geo = await s.js(`const c = document.querySelector('${canvas}'), st = explorer.state;
+    const step = st.result.steps[st.result.steps.length - 1];
+    const rows = step.input.length, cols = st.digits.length + 1;
+    return { rows, cols, cell: (parseFloat(c.style.width) - 36) / cols };`);
+  const want = (i, j) => s.js(`const st = explorer.state, step = st.result.steps[st.result.steps.length - 1];
+    return step.weights[1].cross_attn[0 * step.input.length * 14 + ${i} * 14 + ${j}].toFixed(3);`);
+  for (const [type, i, j] of [["mouse", 3, 2], ["touch", 1, 4]]) {
+    await s.js("document.querySelector('#ex-input').focus()"); // each time onto a map without the focus
+    await s.pointer(canvas, 34 + (j + 0.5) * geo.cell, 32 + (i + 0.5) * geo.cell, type);
+    const text = await s.text(readout);
+    check(text.includes(`row ${i} `) && text.includes(`column ${j} `) && text.endsWith(`weight ${await want(i, j)}`),
+      `a ${type === "mouse" ? "click" : "tap"} on the cell at row ${i}, column ${j} reads that cell`, text);
+  }
+  await s.keys("\uE014"); // → from the tapped cell
+  const text = await s.text(readout);
+  check(await s.js(`return document.activeElement === document.querySelector('${canvas}')`)
+    && text.includes("row 1 ") && text.includes("column 5 "), "the map has the focus and → moves on from the tapped cell", text);
+  // The cursor's ring goes with the focus.
+  const ring = `const c = document.querySelector('${canvas}'), g = c.getContext('2d'), k = c.width / parseFloat(c.style.width);
+    const cell = (parseFloat(c.style.width) - 36) / ${geo.cols};
+    const p = g.getImageData(Math.round((34 + 5 * cell + 1) * k), Math.round((32 + 1.5 * cell) * k), 1, 1).data;
+    return p[0] > 200 && p[1] > 60 && p[1] < 120 && p[2] < 60;`;
+  const before = await s.js(ring);
+  await s.js("document.querySelector('#ex-input').focus()");
+  const after = await s.js(ring);
+  check(before && !after && await s.js("return explorer.state.cursor === null"),
+    "the keyboard's cursor is drawn while its map has the focus, and goes when the focus leaves", `ring ${before} then ${after}`);
+}
+
+/** Arrow keys on the explorer's buttons are not the book's: the page stays. */
+async function arrowKeys(s, url) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  await s.js("window.__explorerArrowMark = 1");
+  for (const css of [".ex-step-button", "#ex-reset"]) {
+    await s.js(`document.querySelector('${css}').focus()`);
+    await s.keys("\uE014", "\uE012"); // → ←
+    await new Promise((r) => setTimeout(r, 400));
+    const stayed = await s.js("return location.href === arguments[0] && window.__explorerArrowMark === 1", url)
+      .catch(() => false);
+    check(stayed, `→ and ← on ${css} do not turn the book's page`, await s.js("return location.href"));
+    if (!stayed) {
+      await s.open(url);
+      await s.until(ready, "the explorer to start");
+      await s.settle();
+      await s.type("#ex-input", "7 3 0 9 5");
+      await s.js("window.__explorerArrowMark = 1");
+    }
+  }
+}
+
+/** The step the reader chose survives a new decode while the new run has it. */
+async function chosenStep(s) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  await s.click('tr.ex-step[data-step="1"] .ex-step-button');
+  await s.click('input.ex-head[data-kind="cross"][data-layer="0"][data-head="3"]');
+  await s.settle();
+  const shown = () => s.js("return [document.querySelector('#ex-step').value, document.querySelector('#ex-step-label').textContent]");
+  let [value, label] = await shown();
+  check(value === "2" && label.startsWith("2 of"), "step 2, chosen, is still shown after a head is switched off", label);
+  await s.type("#ex-input", "1 2 3");
+  [value, label] = await shown();
+  check(value === "2" && label.startsWith("2 of 4"), "and after a new input that has a step 2", label);
+  await s.type("#ex-input", "7 3 0 9 5");
+  await s.click('tr.ex-step[data-step="5"] .ex-step-button');
+  await s.type("#ex-input", "1 2 3");
+  [value, label] = await shown();
+  check(value === "4" && label.startsWith("4 of 4"), "a chosen step 6 falls back to the last step of a run of 4", label);
+  await s.click("#ex-all-on");
+  await s.settle();
+}
+
+/** The maps are sharp after a zoom (a new device pixel ratio), not only after the next decode. */
+async function zoom(s) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  const sharp = `const c = document.querySelector('#ex-maps canvas');
+    return [window.devicePixelRatio, c.width, Math.round(parseFloat(c.style.width) * window.devicePixelRatio)];`;
+  const size = await s.js("return [window.innerWidth, window.innerHeight]");
+  await s.cdp("Emulation.setDeviceMetricsOverride", { width: size[0], height: size[1], deviceScaleFactor: 2, mobile: false });
+  try {
+    await s.until("return window.devicePixelRatio === 2", "the zoom", 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    const [ratio, width, want] = await s.js(sharp);
+    check(ratio === 2 && width === want, "after a zoom to twice the pixels the maps are drawn at the new ratio",
+      `ratio ${ratio}: canvas ${width} px wide, ${want} wanted`);
+  } finally {
+    await s.cdp("Emulation.clearDeviceMetricsOverride");
+  }
+}
+
+/** A click on a half-switched layer box switches the layer on, as its look says. */
+async function layerBox(s) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  await s.click('input.ex-head[data-kind="cross"][data-layer="0"][data-head="1"]');
+  await s.settle();
+  const half = await s.js("const b = document.querySelector('input.ex-sublayer[data-kind=\"cross\"][data-layer=\"0\"]'); return b.indeterminate");
+  await s.click('input.ex-sublayer[data-kind="cross"][data-layer="0"]');
+  await s.settle();
+  const after = await s.js(`const b = document.querySelector('input.ex-sublayer[data-kind="cross"][data-layer="0"]');
+    return { off: explorer.state.off.cross[0], checked: b.checked, half: b.indeterminate };`);
+  check(half && after.off.every((o) => !o) && after.checked && !after.half,
+    "a click on a half-switched layer box switches all its heads on", JSON.stringify(after));
+  await s.click('input.ex-sublayer[data-kind="cross"][data-layer="0"]');
+  await s.settle();
+  check(await s.js("return explorer.state.off.cross[0].every((o) => o)"), "and a click on a full one switches them all off");
+  await s.click("#ex-all-on");
+  await s.settle();
+}
+
+/** The shipped weights are named by the checksum of what they were exported from, not a path and a date. */
+async function shippedName(s) {
+  await s.click("#ex-reset");
+  await s.settle();
+  const text = fs.readFileSync(path.join(repo, "book/src/explorer/weights.js"), "utf8");
+  const shipped = JSON.parse(text.slice(text.indexOf("{", text.indexOf("EXPLORER_WEIGHTS"))).trim().replace(/;$/, ""));
+  const sum = readSafetensors(Buffer.from(shipped.safetensors_base64, "base64")).metadata.checksum;
+  const label = await s.text("#ex-weights");
+  check(/^fnv1a64:[0-9a-f]{16}$/.test(sum) && label.includes(sum) && !/\d{4}-\d{2}-\d{2}|checkpoints\//.test(label),
+    `the course's weights are named by their checksum (${sum}), with no path or date`, label);
+}
+
+/** With every cross-attention head off, the page says why every input gives the same answer. */
+async function crossOffNote(s) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  const note = "return (() => { const n = document.querySelector('#ex-cross-note'); return n && n.getClientRects().length > 0 ? n.textContent : null; })()";
+  check(await s.js(note) === null, "no note while cross-attention is on");
+  await s.click('input.ex-sublayer[data-kind="cross"][data-layer="0"]');
+  await s.settle();
+  check(await s.js(note) === null, "nor with one layer's cross-attention off");
+  await s.click('input.ex-sublayer[data-kind="cross"][data-layer="1"]');
+  await s.settle();
+  const first = await s.js(outputText);
+  await s.type("#ex-input", "1 2 3 4 5 6 7");
+  const text = await s.js(note);
+  check(text !== null && /cannot read the source/.test(text) && await s.js(outputText) === first,
+    "with both layers' cross-attention off a note says the decoder cannot read the source, and another input gives the same output",
+    `${text}; outputs ${first} and ${await s.js(outputText)}`);
+  await s.click("#ex-all-on");
+  await s.settle();
+  check(await s.js(note) === null, "switched back on, the note goes");
+}
+
+/** Two loads in flight, in both orders: the reader's last pick wins, and nothing else is ever shown after it. */
+async function overlapping(s, files) {
+  for (const order of [[files.big, files.other], [files.other, files.big]]) {
+    await pick(s, files.good);
+    await s.js(recorder());
+    const names = order.map((f) => path.basename(f));
+    const picker = await s.find("#ex-file");
+    for (const f of order) await s.cmd("POST", `/element/${picker}/value`, { text: f });
+    await s.until(`return !explorer.state.loading && document.querySelector('#ex-weights').textContent.includes(${JSON.stringify(names[1])})`,
+      `${names[1]} to load`, 60000).catch(() => {});
+    await s.settle();
+    // Long enough for a load that was not cancelled to have ended.
+    await new Promise((r) => setTimeout(r, names[0] === "big.safetensors" ? 6000 : 500));
+    const rec = await s.js("return window.__rec");
+    const label = await s.text("#ex-weights");
+    const wrong = rec.labels.filter((l) => !l.label.includes(l.picks[l.picks.length - 1] ?? "\u0000"));
+    check(label.includes(names[1]) && wrong.length === 0 && rec.picks.length === 2,
+      `${names[0]} picked, then ${names[1]} at once: the last pick is loaded, and no other is shown after it`,
+      `now ${label}; ${wrong.map((l) => `shown ${l.label} after picks ${l.picks}`).join("; ")}`);
+  }
+  // Cancelled by hand: the weights stay.
+  await pick(s, files.good);
+  const picker = await s.find("#ex-file");
+  await s.cmd("POST", `/element/${picker}/value`, { text: files.big });
+  await s.until("return !document.querySelector('#ex-loading').hidden", "the progress bar");
+  await s.click("#ex-cancel");
+  await new Promise((r) => setTimeout(r, 6000));
+  const after = await s.js(`return { label: document.querySelector('#ex-weights').textContent,
+    msg: document.querySelector('#ex-load-message').textContent, bar: document.querySelector('#ex-loading').hidden };`);
+  check(/cancelled/.test(after.msg) && after.label.includes("reverse_transformer.safetensors") && after.bar,
+    "Cancel stops the load of a large file and the page keeps the weights it had", JSON.stringify(after));
+}
+
+/** A 160 MB checkpoint loads while the reader types: progress shown, no task over 200 ms. */
+async function largeFile(s, files) {
+  await pick(s, files.good);
+  await s.type("#ex-input", "");
+  const mb = (fs.statSync(files.big).size / 1e6).toFixed(0);
+  await s.js(`window.__longest = 0; window.__longtasks = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) { window.__longest = Math.max(window.__longest, e.duration);
+      window.__longtasks.push(Math.round(e.duration)); } }).observe({ type: 'longtask' });
+    window.__progress = [];
+    new MutationObserver(() => { const p = document.querySelector('#explorer progress');
+      if (p && p.getClientRects().length > 0) window.__progress.push([p.value, p.parentElement.textContent]); })
+      .observe(document.querySelector('#explorer'), { subtree: true, attributes: true, characterData: true, childList: true });
+    return true;`);
+  // The observer is seen to work: a task of 250 ms of the test's own is reported.
+  await s.js("setTimeout(() => { const t = performance.now(); while (performance.now() - t < 250); }, 0)");
+  const control = await s.until("return window.__longest >= 250 && window.__longest", "the long-task observer", 5000).catch(() => 0);
+  check(control >= 250, "the long-task observer reports a task of 250 ms", `${Math.round(control)} ms`);
+  await s.js("window.__longest = 0; window.__longtasks = [];");
+  const started = Date.now();
+  const picker = await s.find("#ex-file");
+  const runs = await s.js("return explorer.state.runs");
+  await s.cmd("POST", `/element/${picker}/value`, { text: files.big });
+  // Typing while it loads, one key at a time as a reader types; then a pause, in
+  // which the page must decode what was typed with the weights it still runs.
+  const input = await s.find("#ex-input");
+  for (const key of "7 3 0 9 5") {
+    await s.cmd("POST", `/element/${input}/value`, { text: key });
+    await new Promise((r) => setTimeout(r, 60));
+  }
+  const paused = await s.until(`const st = explorer.state;
+    return (st.runs > ${runs} || !st.loading) && { loading: !!st.loading, out: (document.querySelector('#ex-result') || {}).textContent };`,
+  "a decode or the end of the load", 60000);
+  check(paused.loading && paused.out === "5 9 0 3 7", "the page decodes what is typed while the file loads", JSON.stringify(paused));
+  for (const key of " 1 2 4") {
+    await s.cmd("POST", `/element/${input}/value`, { text: key });
+    await new Promise((r) => setTimeout(r, 60));
+  }
+  const { msg } = await (async () => {
+    const m = await s.until(`const m = document.querySelector('#ex-load-message').textContent; return !/^Reading/.test(m) && m;`,
+      "the large file to load", 120000);
+    return { msg: m };
+  })();
+  const loadMs = Date.now() - started;
+  await s.until("return !explorer.state.pending", "the large model's decode", 60000);
+  const seen = await s.js("return { longest: window.__longest, tasks: window.__longtasks, progress: window.__progress }");
+  const mid = seen.progress.filter(([v, t]) => v > 0 && v < 1 && /\d+%/.test(t));
+  check(msg.startsWith("Loaded big.safetensors"), `a ${mb} MB checkpoint loads`, `${msg.slice(0, 120)} (${loadMs} ms)`);
+  check(mid.length >= 3, "its progress is shown as it loads", `${mid.length} updates, e.g. ${JSON.stringify(mid[Math.floor(mid.length / 2)] || null)}`);
+  check(seen.longest < 200, `no task on the page's thread over 200 ms while it loads and the reader types`,
+    `longest ${seen.longest.toFixed(0)} ms; long tasks ${JSON.stringify(seen.tasks.slice(0, 8))}`);
+  console.log(`     ${mb} MB checkpoint loaded in ${(loadMs / 1000).toFixed(1)} s while typing; longest task ${seen.longest.toFixed(0)} ms`);
+  await pick(s, files.good);
+}
+
+/**
+ * In a browser that gives the page no worker: the same file loads in slices on
+ * the page's thread, with no task over 200 ms while it is read, and the last pick wins.
+ */
+async function noWorker(url, files) {
+  const profile = fs.mkdtempSync(path.join(args.work, "noworker-"));
+  const p = await Session.start(profile);
+  try {
+    await p.cdp("Page.addScriptToEvaluateOnNewDocument", { source: "delete window.Worker; window.Worker = undefined;" });
+    await p.open(url);
+    await p.until(ready, "the explorer to start (no worker)");
+    await p.settle();
+    await p.type("#ex-input", "7 3 0 9 5");
+    check(await p.js("return explorer.state.worker === false") && await p.text(result) === "5 9 0 3 7",
+      "without a worker the page decodes on its own thread");
+    await p.js(recorder());
+    await p.js(`window.__tasks = []; window.__loadedAt = null;
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__tasks.push([e.startTime, e.duration]); })
+        .observe({ type: 'longtask' });
+      new MutationObserver(() => { if (!window.__loadedAt && /^Loaded big/.test(document.querySelector('#ex-load-message').textContent))
+        window.__loadedAt = performance.now(); }).observe(document.querySelector('#ex-load-message'), { childList: true, characterData: true, subtree: true });
+      return true;`);
+    const picker = await p.find("#ex-file");
+    // The large file, then at once the small one: the small one is the last pick.
+    for (const f of [files.big, files.other]) await p.cmd("POST", `/element/${picker}/value`, { text: f });
+    await p.until("return !explorer.state.loading && document.querySelector('#ex-weights').textContent.includes('other-shape')",
+      "other-shape.safetensors to load (no worker)", 60000);
+    await p.settle();
+    await new Promise((r) => setTimeout(r, 3000));
+    const rec = await p.js("return window.__rec");
+    const wrong = rec.labels.filter((l) => !l.label.includes(l.picks[l.picks.length - 1] ?? "\u0000"));
+    check(wrong.length === 0 && (await p.text("#ex-weights")).includes("other-shape"),
+      "without a worker too, a large file and then a small one: the small one, the last pick, is loaded and nothing else shown",
+      wrong.map((l) => l.label).join("; "));
+    // The large file on its own, read in slices on the page's thread.
+    await p.js("window.__tasks = [];");
+    await p.cmd("POST", `/element/${picker}/value`, { text: files.big });
+    const msg = await p.until("const m = document.querySelector('#ex-load-message').textContent; return !/^Reading/.test(m) && m;",
+      "the large file to load (no worker)", 120000);
+    const tasks = await p.js("return window.__tasks.filter(([t]) => t < window.__loadedAt).map(([, d]) => Math.round(d))");
+    check(msg.startsWith("Loaded big.safetensors") && Math.max(0, ...tasks) < 200,
+      "without a worker the large file is read in slices, no task over 200 ms until it is loaded",
+      `${msg.slice(0, 60)}; long tasks ${JSON.stringify(tasks.slice(0, 8))}`);
+  } finally {
+    await p.quit().catch(() => {});
+  }
+}
+
 /** At a phone's width: nothing spills out sideways. */
 async function phone(url, looks) {
   const profile = fs.mkdtempSync(path.join(args.work, "phone-"));
@@ -680,6 +1096,18 @@ try {
     await step(url, "the theme switch", () => themeSwitch(s));
     await step(url, "keyboard and names", () => keyboard(s, first ? args.looks : null));
     await step(url, "typing", () => typing(s));
+    await step(url, "the stale model", () => staleModel(s, files));
+    await step(url, "the pending state", () => pendingState(s));
+    await step(url, "pointer", () => pointer(s));
+    await step(url, "arrow keys", () => arrowKeys(s, url));
+    await step(url, "the chosen step", () => chosenStep(s));
+    await step(url, "zoom", () => zoom(s));
+    await step(url, "the layer box", () => layerBox(s));
+    await step(url, "the shipped weights' name", () => shippedName(s));
+    await step(url, "cross-attention off", () => crossOffNote(s));
+    if (first) await step(url, "overlapping loads", () => overlapping(s, files));
+    if (first) await step(url, "a large file", () => largeFile(s, files));
+    if (first) await step(url, "without a worker", () => noWorker(url, files));
     await step(url, "contrast", () => contrast(s, files));
     if (first && args.looks) {
       await step(url, "dark screenshot", async () => {

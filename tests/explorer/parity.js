@@ -68,19 +68,38 @@ if (request.same_as_checkpoint && request.forward && request.forward.length) {
 // Each file as the page's loader sees it: null when it loads (with the note it
 // loads it with, which Rust prints on stderr), else the sentence it refuses it
 // with (and the cause, as Rust's `{:#}` would add one), and how long either took.
-const attempt = (file) => {
-  const t = process.hrtime.bigint();
-  let message = null;
-  let detail = null;
-  let note = null;
+// The page reads a picked file with load_file_in_slices (in its worker), the
+// whole file at once with load_checkpoint: both must answer alike, or the
+// answer says they differ and the Rust side's comparison fails.
+const outcome = (f) => {
   try {
-    note = loaded(file).note;
+    return { message: null, detail: null, note: f().note };
   } catch (e) {
-    message = e.message;
-    detail = e.detail || null;
+    return { message: e.message, detail: e.detail || null, note: null };
   }
-  return { message, detail, note, ms: Number(process.hrtime.bigint() - t) / 1e6 };
 };
-response.refuse = (request.refuse || []).map(attempt);
+async function attempt(file) {
+  const t = process.hrtime.bigint();
+  const whole = outcome(() => loaded(file));
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  const blob = new Blob([fs.readFileSync(file)]);
+  let sliced;
+  try {
+    // Small slices, so that every file of more than a few kilobytes takes several.
+    const l = await C.load_file_in_slices(blob, { shown: path.basename(file), slice: 4096 });
+    sliced = { message: null, detail: null, note: l.note };
+  } catch (e) {
+    sliced = { message: e.message, detail: e.detail || null, note: null };
+  }
+  if (JSON.stringify(sliced) !== JSON.stringify(whole)) {
+    return { message: `load_file_in_slices differs from load_checkpoint: ${JSON.stringify(sliced)}`,
+      detail: null, note: null, ms };
+  }
+  return { ...whole, ms };
+}
 
-fs.writeFileSync(responseFile, JSON.stringify(response));
+(async () => {
+  response.refuse = [];
+  for (const file of request.refuse || []) response.refuse.push(await attempt(file));
+  fs.writeFileSync(responseFile, JSON.stringify(response));
+})();

@@ -17,7 +17,7 @@
 // or ulimit -v, and the browser refuses an allocation it cannot make by itself.
 "use strict";
 
-(function (root) {
+(function explorer_checkpoint(root) {
   const M = typeof module === "object" && module.exports ? require("./model.js") : root.explorerModel;
 
   /** What the metadata's "format" field says (workbench/src/checkpoint.rs FORMAT). */
@@ -494,21 +494,52 @@
 
   /**
    * FNV-1a, 64 bits, continued from `state` over `bytes` (workbench/src/checkpoint.rs
-   * `checksum`, and `checksum_more` when `state` is given), as a BigInt. The
-   * 64-bit state is kept as two 32-bit halves: the prime is 2^40 + 0x1b3, so
-   * h * prime = (h << 40) + h * 0x1b3, all exact in doubles.
+   * `checksum`, and `checksum_more` when `state` is given), as a BigInt.
    */
   function fnv1a64(bytes, state = FNV_OFFSET) {
-    let hi = Number(state >> 32n), lo = Number(state & 0xffffffffn);
-    for (let i = 0; i < bytes.length; i++) {
-      lo = (lo ^ bytes[i]) >>> 0;
-      const p = lo * 0x1b3;
-      const carry = Math.floor(p / 0x100000000);
-      const newLo = p % 0x100000000;
-      hi = (hi * 0x1b3 + carry + ((lo << 8) >>> 0)) % 0x100000000;
-      lo = newLo;
+    const s = fnv_state(state);
+    fnv_more(bytes, s);
+    return fnv_value(s);
+  }
+
+  /** A running FNV-1a 64 state: its two 32-bit halves. */
+  const fnv_state = (value = FNV_OFFSET) => ({ hi: Number(value >> 32n), lo: Number(value & 0xffffffffn) });
+  const fnv_value = (s) => (BigInt(s.hi) << 32n) | BigInt(s.lo);
+
+  /**
+   * Continues the states `a` and, when given, `b` over `bytes`, in one pass:
+   * the page checks a file's two checksums reading its weights once. The prime
+   * is 2^40 + 0x1b3, so h * prime = (h << 40) + h * 0x1b3: the low half's
+   * product (under 2^41) is exact in a double, and `>>> 0` takes it mod 2^32.
+   */
+  function fnv_more(bytes, a, b = null) {
+    let [ahi, alo] = [a.hi, a.lo];
+    if (b === null) {
+      for (let i = 0; i < bytes.length; i++) {
+        alo = (alo ^ bytes[i]) >>> 0;
+        const p = alo * 0x1b3;
+        const low = p >>> 0;
+        ahi = (Math.imul(ahi, 0x1b3) + (p - low) / 0x100000000 + (alo << 8)) >>> 0;
+        alo = low;
+      }
+    } else {
+      let [bhi, blo] = [b.hi, b.lo];
+      for (let i = 0; i < bytes.length; i++) {
+        const x = bytes[i];
+        alo = (alo ^ x) >>> 0;
+        const p = alo * 0x1b3;
+        const low = p >>> 0;
+        ahi = (Math.imul(ahi, 0x1b3) + (p - low) / 0x100000000 + (alo << 8)) >>> 0;
+        alo = low;
+        blo = (blo ^ x) >>> 0;
+        const q = blo * 0x1b3;
+        const qlow = q >>> 0;
+        bhi = (Math.imul(bhi, 0x1b3) + (q - qlow) / 0x100000000 + (blo << 8)) >>> 0;
+        blo = qlow;
+      }
+      [b.hi, b.lo] = [bhi, blo];
     }
-    return (BigInt(hi) << 32n) | BigInt(lo);
+    [a.hi, a.lo] = [ahi, alo];
   }
 
   /**
@@ -532,14 +563,13 @@
   }
 
   /**
-   * verify_checksums: the weights' checksum, then the whole file's. What each
-   * covers is what Rust's covers: `data`, the bytes after the header (the caller
-   * passes exactly those), and `head` (length and header, the file checksum's
-   * digits read as zeros) followed by `data`. Returns the note Rust prints for a
-   * file that carries less than both (null when it carries both); throws what
-   * Rust refuses.
+   * What verify_checksums will compare, read from the header before any weight:
+   * the stored sums (undefined when absent; a malformed one is refused here, as
+   * Rust refuses it before hashing) and `zeroed`, the length and header with the
+   * file checksum's digits read as zeros (null when the file carries none or
+   * they are misplaced: `misplaced` says which).
    */
-  function verify_checksums(header, head, data, shown) {
+  function checksum_plan(header, head, shown) {
     // A field that is not a string is no checksum, as Rust's as_str makes it.
     const stored = (key) => {
       const field = as_str(get(get(header, "__metadata__"), key));
@@ -554,15 +584,35 @@
     };
     const data_sum = stored("checksum");
     const file_sum = stored(FILE_CHECKSUM);
-    if (data_sum !== undefined && fnv1a64(data) !== data_sum) {
+    let zeroed = null;
+    let misplaced = false;
+    if (file_sum !== undefined) {
+      const at = file_checksum_digits(head);
+      if (at === undefined) {
+        misplaced = true;
+      } else {
+        zeroed = Uint8Array.from(head);
+        zeroed.fill(0x30, at, at + 16); // '0'
+      }
+    }
+    return { data_sum, file_sum, zeroed, misplaced };
+  }
+
+  /**
+   * verify_checksums' verdict, given what the weights hashed to (`data`: the
+   * bytes after the header from the start; `file`: the zeroed head and then
+   * those bytes, when the plan has a `zeroed`): the weights' checksum, then the
+   * whole file's. Returns the note Rust prints for a file that carries less
+   * than both (null when it carries both); throws what Rust refuses.
+   */
+  function checksum_verdict(plan, data, file, shown) {
+    const { data_sum, file_sum } = plan;
+    if (data_sum !== undefined && data !== data_sum) {
       throw refuse(`${shown} is damaged: its weights do not match the checksum written with them`);
     }
     if (file_sum !== undefined) {
-      const at = file_checksum_digits(head);
-      if (at === undefined) throw refuse(`${shown} is damaged: its file checksum is misplaced`);
-      const zeroed = Uint8Array.from(head);
-      zeroed.fill(0x30, at, at + 16); // '0'
-      if (fnv1a64(data, fnv1a64(zeroed)) !== file_sum) {
+      if (plan.misplaced) throw refuse(`${shown} is damaged: its file checksum is misplaced`);
+      if (file !== file_sum) {
         throw refuse(`${shown} is damaged: its header (config, tensor names, dtypes, shapes or offsets) ` +
           "does not match the checksum written with it");
       }
@@ -574,6 +624,20 @@
     }
     return `${shown} has no checksum (it was saved before checksums were written), ` +
       "so damage to it cannot be detected";
+  }
+
+  /**
+   * verify_checksums: the weights' checksum, then the whole file's. What each
+   * covers is what Rust's covers: `data`, the bytes after the header (the caller
+   * passes exactly those), and `head` (length and header, the file checksum's
+   * digits read as zeros) followed by `data`. Both are computed in one pass.
+   */
+  function verify_checksums(header, head, data, shown) {
+    const plan = checksum_plan(header, head, shown);
+    const a = fnv_state();
+    const b = plan.zeroed ? fnv_state(fnv1a64(plan.zeroed)) : null;
+    fnv_more(data, a, b);
+    return checksum_verdict(plan, fnv_value(a), b && fnv_value(b), shown);
   }
 
   /**
@@ -589,20 +653,50 @@
   function build_model(checked, data, shown, dtype = "F32") {
     const { header, config, offsets, head } = checked;
     const note = dtype === "F32" ? verify_checksums(header, head, data, shown) : null;
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     const values_of = new Map();
     for (const [name, { start, len }] of offsets) {
-      const at = Number(start);
-      const count = Number(len) / DTYPES[dtype].width;
-      const values = new Float32Array(count);
-      for (let k = 0; k < count; k++) {
-        values[k] = dtype === "F32" ? view.getFloat32(at + 4 * k, true) : half_to_float(view.getUint16(at + 2 * k, true));
-      }
-      if (!values.every(Number.isFinite)) {
-        throw refuse(`${shown}: '${name}' holds NaN or infinite values; the run that wrote it diverged, so train again`);
-      }
+      const values = tensor_values(data, Number(start), Number(len), dtype);
+      if (!all_finite(values, 0, values.length)) throw not_finite(name, shown);
       values_of.set(name, values);
     }
+    return assemble(header, config, values_of, note);
+  }
+
+  const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+  /**
+   * One tensor's values from the bytes after the header: fp32 on a
+   * little-endian machine (every browser's) is read in place, as a view of
+   * `data`, not copied value by value; fp16 is converted.
+   */
+  function tensor_values(data, start, len, dtype) {
+    const count = len / DTYPES[dtype].width;
+    if (dtype === "F32" && LITTLE_ENDIAN) {
+      const at = data.byteOffset + start;
+      if (at % 4 === 0) return new Float32Array(data.buffer, at, count);
+      const copy = new Float32Array(count);
+      new Uint8Array(copy.buffer).set(data.subarray(start, start + len));
+      return copy;
+    }
+    const view = new DataView(data.buffer, data.byteOffset + start, len);
+    const values = new Float32Array(count);
+    for (let k = 0; k < count; k++) {
+      values[k] = dtype === "F32" ? view.getFloat32(4 * k, true) : half_to_float(view.getUint16(2 * k, true));
+    }
+    return values;
+  }
+
+  /** Whether values[from..to] are all finite (x - x is 0 for a number, NaN for NaN and ±∞). */
+  function all_finite(values, from, to) {
+    for (let k = from; k < to; k++) if (values[k] - values[k] !== 0) return false;
+    return true;
+  }
+
+  const not_finite = (name, shown) =>
+    refuse(`${shown}: '${name}' holds NaN or infinite values; the run that wrote it diverged, so train again`);
+
+  /** The model from checked values: { model, config, metadata, note, values }. */
+  function assemble(header, config, values_of, note) {
     const model = new M.Transformer((name, shape) => {
       const v = values_of.get(name);
       // expected_tensors and model.js list the same tensors; this is their test.
@@ -652,6 +746,55 @@
     return loaded;
   }
 
+  /**
+   * load_file for a file of any size, a slice at a time: the same checks in
+   * the same order, but the weights are read `slice` bytes at a time, both
+   * checksums are taken in the same pass as the reading, and the values are
+   * checked for NaN a slice at a time. Between slices it awaits `pause()`,
+   * which may throw to cancel the load, and reports `progress(fraction, what)`.
+   * The page runs it in its worker, or between keystrokes where it has none.
+   */
+  async function load_file_in_slices(file, { shown = file.name, progress = () => {}, pause = async () => {},
+    slice = 1 << 22 } = {}) {
+    const bytes = async (from, to) => new Uint8Array(await file.slice(from, to).arrayBuffer());
+    const n = header_length(await bytes(0, 8), file.size, shown);
+    const { header, config, offsets, head } = check_header(await bytes(0, 8 + n), file.size, shown, "F32");
+    const plan = checksum_plan(header, head, shown);
+    const a = fnv_state();
+    const b = plan.zeroed ? fnv_state(fnv1a64(plan.zeroed)) : null;
+    const size = file.size - 8 - n;
+    const data = new Uint8Array(size);
+    // Reading and hashing take about nine tenths of the time; the NaN check the rest.
+    for (let at = 0; at < size; at += slice) {
+      await pause();
+      const part = await bytes(8 + n + at, 8 + n + Math.min(size, at + slice));
+      data.set(part, at);
+      fnv_more(part, a, b);
+      progress(0.9 * ((at + part.length) / size), "reading it and checking its checksums");
+    }
+    const note = checksum_verdict(plan, fnv_value(a), b && fnv_value(b), shown);
+    const values_of = new Map();
+    let [done, since] = [0, 0];
+    for (const [name, { start, len }] of offsets) {
+      const values = tensor_values(data, Number(start), Number(len), "F32");
+      for (let k = 0; k < values.length; k += slice / 4) {
+        const to = Math.min(values.length, k + slice / 4);
+        if (!all_finite(values, k, to)) throw not_finite(name, shown);
+        done += 4 * (to - k);
+        since += 4 * (to - k);
+        if (since >= slice) {
+          since = 0;
+          progress(0.9 + 0.1 * (done / size), "checking its values");
+          await pause();
+        }
+      }
+      values_of.set(name, values);
+    }
+    const loaded = assemble(header, config, values_of, note);
+    ensure_reverse_task(config, shown);
+    return loaded;
+  }
+
   /** base64 → bytes, in the page and under Node alike. */
   function from_base64(text) {
     const binary = atob(text);
@@ -670,8 +813,11 @@
     FORMAT, BOUNDS, METADATA_FIELDS, JsonNumber, parse_json, json_text, half_to_float, fnv1a64,
     file_checksum_digits, header_length, read_header, config_from_header, expected_tensors, tensor_offsets,
     check_header, verify_checksums, build_model, ensure_reverse_task,
-    load_checkpoint, load_file, load_shipped, from_base64,
+    load_checkpoint, load_file, load_file_in_slices, load_shipped, from_base64,
   };
+  // What the page's worker runs: a worker cannot load a script file from a book
+  // opened as files, but it can run text it is given (model.js does the same).
+  api.source = `"use strict";\n(${explorer_checkpoint})(self);`;
   if (typeof module === "object" && module.exports) module.exports = api;
   else root.explorerCheckpoint = api;
 })(typeof globalThis !== "undefined" ? globalThis : this);

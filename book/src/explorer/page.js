@@ -3,11 +3,21 @@
 // file picker for the reader's own checkpoint. The model is model.js; the weights
 // come from weights.js or from the picked file (checkpoint.js).
 //
-// What the reader does must never be lost or misreported: the controls are built
-// once per model and only updated afterwards (a rebuilt checkbox would drop the
-// keyboard's focus), a decode runs a step at a time between keystrokes and is
-// dropped when the input changes under it, and an input error clears everything
-// the last run showed.
+// What the reader does must never be lost or misreported, and what is on screen
+// always belongs to one model and one input. The page has one owner of that
+// state: every choice of weights (`modelGen`) and every decode (`generation`)
+// is numbered, and whatever answers a choice or a decode that has since been
+// superseded is dropped, so the reader's last choice wins whatever finishes
+// first. Taking new weights clears the last model's output and maps before
+// anything else is drawn; while a decode is pending, what is shown is marked
+// out of date. The controls are built once per model and only updated
+// afterwards (a rebuilt checkbox would drop the keyboard's focus), and an input
+// error clears everything the last run showed.
+//
+// A worker does the heavy work off the page's thread: decodes, and reading,
+// checksumming and converting a picked checkpoint, a slice at a time with its
+// progress shown, so that a large file never freezes the page and picking
+// another one cancels it. Without a worker, both run here in slices.
 "use strict";
 
 (function () {
@@ -35,9 +45,11 @@
     digits: [],
     step: null, // the step whose maps are shown (null: the last one)
     last_ms: null,
+    modelGen: 0, // the choice of weights whose model is shown
     pending: false, // a decode is waiting or running
+    loading: null, // the file being read: { gen, name, when }
     runs: 0, // decodes finished (the browser test waits on it)
-    loads: 0, // files picked and read, loaded or refused
+    loads: 0, // files picked and answered: loaded, refused or cancelled
     cursor: null, // the cell read with the keyboard: { kind, layer, head, i, j }
     worker: false, // whether decodes run in a worker, off the page's thread
   };
@@ -59,9 +71,16 @@
     inputmode: "numeric", "aria-describedby": "ex-notice", oninput: () => schedule(TYPING_PAUSE),
   });
   const timing = el("span", { id: "ex-timing", class: "ex-quiet" });
+  // Says that what is shown is out of date while a decode is pending; its line is
+  // kept while it is empty, so that nothing below it jumps at each keystroke.
+  const status = el("p", { id: "ex-status", class: "ex-status" });
   const notice = el("p", { id: "ex-notice", class: "ex-notice", role: "status" });
   // Announced when it changes: the decoded digits and whether they are the reversal.
   const output = el("p", { id: "ex-output", class: "ex-output", "aria-live": "polite", "aria-atomic": "true" });
+  const crossNote = el("p", { id: "ex-cross-note", class: "ex-notice ex-warning" },
+    "Every cross-attention head is off, so the decoder cannot read the source at all: " +
+    "whatever digits you give, it writes this same output.");
+  crossNote.hidden = true;
   const steps = el("table", { id: "ex-steps", class: "ex-steps" });
   const offSummary = el("p", { id: "ex-off", class: "ex-off" });
   const stepPicker = el("input", { id: "ex-step", type: "range", min: "1", max: "1", value: "1",
@@ -75,11 +94,16 @@
   const reset = el("button", { id: "ex-reset", type: "button", onclick: () => useShipped() },
     "Back to the course's weights");
   const loadMessage = el("p", { id: "ex-load-message", role: "alert" });
+  const progressBar = el("progress", { id: "ex-progress", max: "1", value: "0", "aria-labelledby": "ex-progress-text" });
+  const progressText = el("span", { id: "ex-progress-text" });
+  const cancel = el("button", { id: "ex-cancel", type: "button", onclick: () => cancelLoad() }, "Cancel");
+  const loadingRow = el("div", { id: "ex-loading" }, progressBar, " ", progressText, " ", cancel);
+  loadingRow.hidden = true;
 
   root.append(
     el("div", { class: "ex-bar" },
       el("label", { for: "ex-input" }, "Digits to reverse "), input, " ", timing),
-    notice, output,
+    notice, status, output, crossNote,
     el("div", { class: "ex-scroll" }, steps),
     el("div", { class: "ex-bar" },
       el("label", { for: "ex-step" }, "Maps at decoding step "), stepPicker, " ", stepLabel),
@@ -88,7 +112,7 @@
       el("div", {}, el("strong", {}, "Weights: "), weightsLabel),
       el("div", {}, el("label", { for: "ex-file" }, "Load your own checkpoint (from 09_train_reverse): "),
         file, " ", reset),
-      loadMessage),
+      loadingRow, loadMessage),
   );
 
   // ---- reading the input, like data.rs parse_digits and the CLI of chapter 10 --
@@ -129,34 +153,111 @@
   let worker = null;
   let asked = 0; // the id of the last decode asked of the worker
   const answers = new Map(); // id → resolve
+  // The reader's last choice of weights (the course's, or a file): a load or a
+  // decode of any other is dropped. state.modelGen is the one on screen.
+  let modelGen = 0;
+  // The model when it lives on this thread: the course's weights, or a file read
+  // here for want of a worker. A file read by the worker stays there.
+  let localModel = null;
+  const CANCELLED = new Error("cancelled");
+
   function startWorker() {
     try {
+      // The worker owns the models it reads: `current`, the one the page shows,
+      // and `candidate`, a file read but not yet taken by the page. Messages
+      // carry the page's numbers, so it never decodes with weights the page has
+      // left, and a load the page no longer wants stops at its next slice.
       const main = () => {
-        let model = null;
+        const X = self.explorerModel;
+        const Y = self.explorerCheckpoint;
+        let current = null;
+        let candidate = null;
+        let latest = 0;
+        const tick = () => new Promise((resolve) => {
+          const channel = new MessageChannel();
+          channel.port1.onmessage = () => resolve();
+          channel.port2.postMessage(null);
+        });
+        const stop = new Error("cancelled");
+        async function load({ gen, file }) {
+          candidate = null;
+          try {
+            const loaded = await Y.load_file_in_slices(file, {
+              progress: (fraction, what) => self.postMessage({ type: "progress", gen, fraction, what }),
+              // A macrotask between slices, so that the page's next message
+              // (another file, a decode) is heard while this one is read.
+              pause: async () => {
+                await tick();
+                if (gen !== latest) throw stop;
+              },
+            });
+            if (gen !== latest) return;
+            candidate = { gen, model: loaded.model };
+            self.postMessage({ type: "loaded", gen, config: loaded.config, note: loaded.note });
+          } catch (e) {
+            if (e === stop || gen !== latest) return;
+            self.postMessage({ type: "refused", gen, message: e.message, detail: e.detail });
+          }
+        }
         self.onmessage = ({ data }) => {
-          const X = self.explorerModel;
-          if (data.values) {
-            model = new X.Transformer((name) => data.values[name], data.config);
+          if (data.type === "set") {
+            latest = data.gen;
+            candidate = null;
+            current = { gen: data.gen, model: new X.Transformer((name) => data.values[name], data.config) };
+          } else if (data.type === "load") {
+            latest = data.gen;
+            load(data);
+          } else if (data.type === "cancel") {
+            latest = data.gen;
+            candidate = null;
+          } else if (data.type === "use") {
+            if (candidate && candidate.gen === data.gen) [current, candidate] = [candidate, null];
+          } else if (data.type === "decode") {
+            // Run after the messages already waiting: a decode that a newer one
+            // has overtaken meanwhile is answered empty, not run.
+            if (queued) self.postMessage({ type: "decoded", id: queued.id, gen: queued.gen, result: null });
+            queued = data;
+            tick().then(decodeQueued);
+          }
+        };
+        let queued = null;
+        function decodeQueued() {
+          const data = queued;
+          queued = null;
+          if (!data) return;
+          if (!current || current.gen !== data.gen) {
+            self.postMessage({ type: "decoded", id: data.id, gen: data.gen, result: null });
             return;
           }
           const started = performance.now();
-          const result = X.greedy_decode(model, X.source_tensor(data.digits), X.SEQ_LEN, data.off);
-          self.postMessage({ id: data.id, result, ms: performance.now() - started });
-        };
+          const result = X.greedy_decode(current.model, X.source_tensor(data.digits), X.SEQ_LEN, data.off);
+          self.postMessage({ type: "decoded", id: data.id, gen: data.gen, result, ms: performance.now() - started });
+        }
       };
-      const url = URL.createObjectURL(new Blob([`${M.source}\n(${main})();`], { type: "text/javascript" }));
+      const url = URL.createObjectURL(new Blob([`${M.source}\n${C.source}\n(${main})();`], { type: "text/javascript" }));
       const w = new Worker(url);
       w.onmessage = ({ data }) => {
-        const resolve = answers.get(data.id);
-        answers.delete(data.id);
-        if (resolve) resolve(data);
+        if (data.type === "decoded") {
+          const resolve = answers.get(data.id);
+          answers.delete(data.id);
+          if (resolve) resolve(data);
+        } else if (data.type === "progress") {
+          if (state.loading && data.gen === state.loading.gen) showProgress(data.fraction, data.what);
+        } else if (data.type === "loaded") {
+          accept(data.gen, data.config, data.note, null);
+        } else if (data.type === "refused") {
+          refused(data.gen, data.message, data.detail);
+        }
       };
       w.onerror = () => {
-        // A worker that cannot run: decode here instead, from the next change on.
+        // A worker that cannot run: everything here instead, from now on.
         worker = null;
         state.worker = false;
         for (const resolve of answers.values()) resolve(null);
         answers.clear();
+        const reading = state.loading && state.loading.file;
+        if (!localModel) useShipped();
+        if (reading) readFile(reading);
         schedule(0);
       };
       worker = w;
@@ -167,21 +268,30 @@
     }
   }
 
-  /** A greedy decode in the worker: { result, ms }, or null if the worker failed. */
-  function askWorker(digits, off) {
+  /** A greedy decode in the worker with weights `gen`: { result, ms }, or null if the worker failed. */
+  function askWorker(digits, off, gen) {
     const id = ++asked;
     return new Promise((resolve) => {
       answers.set(id, resolve);
-      worker.postMessage({ id, digits, off });
+      worker.postMessage({ type: "decode", id, gen, digits, off });
     });
   }
 
   function schedule(delay = 0) {
     generation++;
-    state.pending = true;
+    markPending(true);
     clearTimeout(timer);
     const mine = generation;
     timer = setTimeout(() => decode(mine), delay);
+  }
+
+  /** Marks what is on screen as out of date while a decode is pending, and clears the mark. */
+  function markPending(pending) {
+    state.pending = pending;
+    root.classList.toggle("ex-pending", pending);
+    if (pending) output.setAttribute("aria-busy", "true");
+    else output.removeAttribute("aria-busy");
+    status.textContent = pending && state.result ? "decoding… the output below is out of date" : pending ? "decoding…" : "";
   }
 
   /** Lets the browser handle waiting keystrokes; faster than setTimeout(0). */
@@ -226,22 +336,28 @@
   async function decode(mine) {
     const digits = readInput();
     if (!digits) {
-      state.pending = false;
+      markPending(false);
       return;
     }
+    const gen = state.modelGen;
     if (worker) {
-      const answer = await askWorker(digits, state.off);
-      if (mine !== generation || !answer) return; // overtaken, or decoded again here
+      const answer = await askWorker(digits, state.off, gen);
+      // Overtaken by a newer input or other weights, or decoded again here.
+      if (mine !== generation || gen !== state.modelGen || !answer) return;
+      if (!answer.result) {
+        markPending(false);
+        return;
+      }
       const started = performance.now();
       show(digits, answer.result);
       state.last_ms = answer.ms + performance.now() - started;
       showTiming();
-      state.pending = false;
+      markPending(false);
       return;
     }
     let busy = 0;
     let started = performance.now();
-    const run = M.greedy_steps(state.model, M.source_tensor(digits), M.SEQ_LEN, state.off);
+    const run = M.greedy_steps(localModel, M.source_tensor(digits), M.SEQ_LEN, state.off);
     let result;
     for (;;) {
       const { done, value } = run.next();
@@ -251,29 +367,42 @@
       }
       busy += performance.now() - started;
       await breathe();
-      if (mine !== generation) return; // the input changed: a newer decode runs
+      if (mine !== generation || gen !== state.modelGen) return; // a newer decode runs
       started = performance.now();
     }
     show(digits, result);
     state.last_ms = busy + performance.now() - started;
     showTiming();
-    state.pending = false;
+    markPending(false);
   }
 
-  /** The same as one decode, at once: for the timing in the browser test. */
-  function decodeNow() {
-    const started = performance.now();
+  /** One full update at once, for the timing in the browser test: its ms, or null. */
+  async function decodeNow() {
     const digits = readInput();
-    if (!digits) return;
-    show(digits, M.greedy_decode(state.model, M.source_tensor(digits), M.SEQ_LEN, state.off));
-    state.last_ms = performance.now() - started;
+    if (!digits) return null;
+    let result;
+    let ms;
+    if (worker) {
+      const answer = await askWorker(digits, state.off, state.modelGen);
+      if (!answer || !answer.result) return null;
+      ({ result, ms } = answer);
+    } else {
+      const started = performance.now();
+      result = M.greedy_decode(localModel, M.source_tensor(digits), M.SEQ_LEN, state.off);
+      ms = performance.now() - started;
+    }
+    const started = performance.now();
+    show(digits, result);
+    state.last_ms = ms + performance.now() - started;
     showTiming();
+    return state.last_ms;
   }
 
   function show(digits, result) {
     state.digits = digits;
     state.result = result;
-    state.step = null;
+    // The step the reader chose stays chosen while the new run has it.
+    if (state.step !== null && state.step >= result.steps.length) state.step = null;
     maps.hidden = false;
     showOutput();
     draw();
@@ -345,7 +474,9 @@
         const off = () => state.off[kind.key][layer];
         const layerBox = el("input", { type: "checkbox", "data-kind": kind.key, "data-layer": String(layer),
           class: "ex-sublayer", "aria-label": `${kind.title}, layer ${layer}: all ${cfg.num_heads} heads on`,
-          onchange: (e) => { off().fill(!e.target.checked); switched(); } });
+          // A layer with any head off is switched all on; one with all on, all off.
+          // (The browser's own toggle would turn a half-switched layer all off.)
+          onchange: () => { off().fill(!off().some(Boolean)); switched(); } });
         layerBoxes[kind.key].push(layerBox);
         const row = el("div", { class: "ex-layer", "data-kind": kind.key, "data-layer": String(layer) },
           el("label", { class: "ex-layer-label" }, layerBox, ` layer ${layer}`));
@@ -361,8 +492,12 @@
             "aria-label": `${name}: map of attention weights; arrow keys read one cell at a time` });
           const at = { kind: kind.key, layer, head: h };
           canvas.addEventListener("mousemove", (e) => pointAt(at, canvas, e));
+          // A click or a tap puts the cursor on the cell under it before the
+          // focus arrives, so the focus keeps that cell rather than the first.
+          canvas.addEventListener("pointerdown", (e) => pressAt(at, canvas, e));
           canvas.addEventListener("keydown", (e) => keyAt(at, e));
           canvas.addEventListener("focus", () => focusAt(at));
+          canvas.addEventListener("blur", () => blurAt(at));
           const figure = el("figure", { class: "ex-map" },
             el("figcaption", {}, el("label", {}, box, ` head ${h}`)), canvas);
           figures[kind.key][layer].push({ figure, canvas, box });
@@ -404,6 +539,7 @@
         });
       });
     }
+    crossNote.hidden = !state.off.cross.every((heads) => heads.every(Boolean));
     showOff();
   }
 
@@ -543,20 +679,40 @@
     }
   }
 
-  function pointAt(at, canvas, e) {
-    if (!state.result) return;
+  /** The cell of `at`'s map under the pointer event `e`: { i, j }, or null. */
+  function cellAt(at, canvas, e) {
+    if (!state.result) return null;
     const { rows, cols } = mapOf(at);
     const { cell, left, top } = layout(rows.length, cols.length);
     const box = canvas.getBoundingClientRect();
     const j = Math.floor((e.clientX - box.left - left) / cell);
     const i = Math.floor((e.clientY - box.top - top) / cell);
-    if (i >= 0 && j >= 0 && i < rows.length && j < cols.length) say(at, i, j);
+    return i >= 0 && j >= 0 && i < rows.length && j < cols.length ? { i, j } : null;
+  }
+
+  function pointAt(at, canvas, e) {
+    const c = cellAt(at, canvas, e);
+    if (c) say(at, c.i, c.j);
+  }
+
+  function pressAt(at, canvas, e) {
+    const c = cellAt(at, canvas, e);
+    if (!c) return;
+    state.cursor = { ...at, ...c };
+    draw();
   }
 
   function focusAt(at) {
     if (!state.result) return;
     const c = cursorOn(at);
     state.cursor = c || { ...at, i: 0, j: 0 };
+    draw();
+  }
+
+  /** The keyboard's cursor lives as long as its map has the focus. */
+  function blurAt(at) {
+    if (!cursorOn(at)) return;
+    state.cursor = null;
     draw();
   }
 
@@ -612,11 +768,18 @@
   }
 
   // ---- weights ----------------------------------------------------------------------
-  function setModel({ model, values }, label) {
-    state.model = model;
-    if (worker) worker.postMessage({ values: Object.fromEntries(values), config: model.config });
-    state.off = M.all_on(model.config);
-    state.cursor = null;
+  /**
+   * Shows the model of choice `gen`: first clears everything the last model
+   * showed (its output, steps and maps are not this model's), then builds this
+   * one's maps and decodes. `local` is the model when it lives on this thread.
+   */
+  function setModel(config, label, gen, local) {
+    state.model = local || { config };
+    state.modelGen = gen;
+    localModel = local;
+    state.off = M.all_on(config);
+    state.step = null;
+    clearResult();
     weightsLabel.replaceChildren(...label);
     buildMaps();
     showSwitches();
@@ -624,6 +787,8 @@
   }
 
   function useShipped() {
+    const gen = ++modelGen;
+    endLoading();
     loadMessage.textContent = "";
     loadMessage.className = "";
     file.value = "";
@@ -634,48 +799,128 @@
       return;
     }
     const loaded = C.load_shipped(shipped);
-    const { config } = loaded;
-    setModel(loaded, [
-      "the course's trained model (", M.shape_summary(config), "), fp16, made by ",
-      el("code", {}, shipped.provenance[0].replace(/^\$ /, "")), " — ",
-      shipped.provenance[1].replace(/^# device: /, ""),
-    ]);
+    const { config, metadata } = loaded;
+    if (worker) worker.postMessage({ type: "set", gen, values: Object.fromEntries(loaded.values), config });
+    // Named by what identifies the weights: the checksum of the trained
+    // checkpoint they were exported from (scripts/export_explorer.rs keeps it).
+    setModel(config, [
+      "the course's trained model (", M.shape_summary(config), "), rounded to fp16, from the checkpoint " +
+        "whose weights' checksum is ", el("code", { id: "ex-weights-checksum" }, String(metadata.checksum)),
+    ], gen, loaded.model);
   }
 
-  async function loadFile() {
+  function loadFile() {
     const f = file.files[0];
     // Emptied at once, so that picking the same file again (retrained to the same
     // path) is a change too: the browser fires none for an unchanged value, and
     // the page would go on running the old weights under the name of the new.
     file.value = "";
     if (!f) return;
+    readFile(f);
+  }
+
+  /** Reads `f` as the reader's new choice: any load still running is dropped. */
+  function readFile(f) {
+    const gen = ++modelGen;
+    state.loading = { gen, name: f.name, file: f, when: new Date().toLocaleTimeString() };
     loadMessage.className = "";
     loadMessage.textContent = `Reading ${f.name} …`;
-    const when = new Date().toLocaleTimeString();
-    try {
-      const loaded = await C.load_file(f);
-      const { config, note } = loaded;
-      setModel(loaded, ["your checkpoint ", el("code", {}, f.name), ` (${M.shape_summary(config)}), read at ${when}`]);
-      loadMessage.className = "ex-loaded";
-      loadMessage.textContent = `Loaded ${f.name} at ${when}: ${M.shape_summary(config)}.` + (note ? ` Note: ${note}.` : "");
-    } catch (e) {
-      loadMessage.className = "ex-error";
-      const why = e.detail ? `${e.message}: ${e.detail}` : e.message;
-      loadMessage.textContent = `Not loaded (${when}): ${why}. The page still runs the weights it had.`;
+    showProgress(0, "opening it");
+    if (worker) {
+      worker.postMessage({ type: "load", gen, file: f });
+      return;
     }
+    // Smaller slices than the worker's: here each one holds up the page.
+    C.load_file_in_slices(f, {
+      slice: 1 << 21,
+      progress: (fraction, what) => gen === modelGen && showProgress(fraction, what),
+      pause: async () => {
+        await breathe();
+        if (gen !== modelGen) throw CANCELLED;
+      },
+    }).then((loaded) => accept(gen, loaded.config, loaded.note, loaded.model),
+      (e) => e !== CANCELLED && refused(gen, e.message, e.detail));
+  }
+
+  function showProgress(fraction, what) {
+    const { name } = state.loading;
+    loadingRow.hidden = false;
+    progressBar.value = fraction;
+    progressText.textContent = `Reading ${name}: ${Math.floor(100 * fraction)}%, ${what}`;
+  }
+
+  function endLoading() {
+    // The Cancel button goes with the bar: its focus goes to the file picker.
+    if (document.activeElement === cancel) file.focus();
+    state.loading = null;
+    loadingRow.hidden = true;
+    progressText.textContent = "";
+  }
+
+  /** A file read: shown if it is still the reader's last choice, else dropped. */
+  function accept(gen, config, note, local) {
+    if (gen !== modelGen || !state.loading || state.loading.gen !== gen) return;
+    const { name, when } = state.loading;
+    endLoading();
+    if (worker) worker.postMessage({ type: "use", gen });
+    setModel(config, ["your checkpoint ", el("code", {}, name), ` (${M.shape_summary(config)}), read at ${when}`],
+      gen, local);
+    loadMessage.className = "ex-loaded";
+    loadMessage.textContent = `Loaded ${name} at ${when}: ${M.shape_summary(config)}.` + (note ? ` Note: ${note}.` : "");
     state.loads++;
   }
 
+  function refused(gen, message, detail) {
+    if (gen !== modelGen || !state.loading || state.loading.gen !== gen) return;
+    const { when } = state.loading;
+    endLoading();
+    loadMessage.className = "ex-error";
+    const why = detail ? `${message}: ${detail}` : message;
+    loadMessage.textContent = `Not loaded (${when}): ${why}. The page still runs the weights it had.`;
+    state.loads++;
+  }
+
+  function cancelLoad() {
+    if (!state.loading) return;
+    const { name } = state.loading;
+    const gen = ++modelGen;
+    if (worker) worker.postMessage({ type: "cancel", gen });
+    endLoading();
+    loadMessage.className = "";
+    loadMessage.textContent = `Reading ${name} cancelled. The page still runs the weights it had.`;
+    state.loads++;
+    file.focus();
+  }
+
   /** For scripts/explorer-browser-test.sh: the median time of `n` full updates. */
-  function time(n = 20) {
+  async function time(n = 20) {
     const ms = [];
-    for (let i = 0; i < n; i++) {
-      decodeNow();
-      ms.push(state.last_ms);
-    }
+    for (let i = 0; i < n; i++) ms.push(await decodeNow());
     ms.sort((a, b) => a - b);
     return ms[Math.floor(n / 2)];
   }
+
+  // Keys pressed inside the explorer are the explorer's: mdBook turns the page on
+  // ArrowLeft and ArrowRight (and opens its help, its search) from a listener on
+  // the document, which a key on one of our buttons would otherwise reach.
+  root.addEventListener("keydown", (e) => e.stopPropagation());
+
+  // A zoom changes the device pixel ratio: the maps are drawn again at the new
+  // one, or they would stay blurred until the next decode.
+  let ratio = window.devicePixelRatio || 1;
+  function watchRatio() {
+    const now = window.devicePixelRatio || 1;
+    if (now !== ratio) {
+      ratio = now;
+      draw();
+    }
+  }
+  window.addEventListener("resize", watchRatio);
+  (function onRatioChange() {
+    const query = window.matchMedia && window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    // Older browsers' media queries have no addEventListener: the resize event is left.
+    if (query && query.addEventListener) query.addEventListener("change", () => { watchRatio(); onRatioChange(); }, { once: true });
+  })();
 
   // The maps' labels take the theme's text colour: draw them again when the
   // reader switches themes (the page itself is not reloaded).
