@@ -3,8 +3,8 @@
 // WebDriver HTTP API, with nothing but Node 20's fetch, the way a reader uses it:
 // types digits, reads the output, switches heads off with the mouse and the
 // keyboard, reads weights with the arrow keys, picks checkpoints (the same file
-// again after it changed, damaged and crafted ones, an older version's), switches the book's theme,
-// checks the contrast of every piece of text in all five themes, every control's
+// again after it changed, damaged and crafted ones, one without its file
+// checksum), switches the book's theme, checks the contrast of every piece of text in all five themes, every control's
 // name and its place in the Tab order, and the page at a phone's width; then the
 // defects of issue 43, each in a check of its own: a model of another shape, two
 // picks at once, clicks and taps at known cells, arrow keys, the pending mark, the
@@ -271,7 +271,8 @@ function checkpoints() {
   // Damage that keeps every size right: found by the file's checksum alone.
   crafted.push({ name: "swapped-offsets", file: withSwappedOffsets(good, w("swapped-offsets.safetensors")),
     phrase: "is damaged: its header (config, tensor names, dtypes, shapes or offsets) does not match the checksum written with it" });
-  // A checkpoint of the course's older versions: loaded, with a note of what is unchecked.
+  // A checkpoint as the course's older versions wrote it (or with its file checksum
+  // removed): refused, as load_checkpoint refuses it.
   const older = writeCheckpoint(w("older.safetensors"), model, () => {}, { older: true });
   // Another shape (3 layers of 2 heads, not 2 of 4), and a large file (about
   // 160 MB: one layer with a wide feed-forward network), both of random weights.
@@ -452,9 +453,11 @@ async function loading(s, files, shots) {
     check(m.startsWith("Not loaded") && m.includes(c.phrase) && ms < 3000,
       `a crafted file (${c.name}) is refused at once with Rust's sentence`, `${ms} ms: ${m}`);
   }
+  const before = await s.text(result);
   ({ msg } = await pick(s, older));
-  check(msg.startsWith("Loaded") && msg.includes("Note: older.safetensors was saved by an older version of the course") &&
-    await s.text(result) === "5 9 0 3 7", "a checkpoint of an older version loads, with load_checkpoint's note", msg);
+  check(msg.startsWith("Not loaded") && msg.includes("older.safetensors is damaged, or older than the checks") &&
+    msg.includes("it has no file_checksum,") && await s.text(result) === before,
+    "a checkpoint without its file checksum is refused as load_checkpoint refuses it, and the page keeps its model", msg);
   ({ msg } = await pick(s, good));
   check(msg.startsWith("Loaded") && await s.text(result) === "5 9 0 3 7", "the good checkpoint loads again");
 }

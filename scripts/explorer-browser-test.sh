@@ -3,10 +3,10 @@
 # book, opens the page in headless Chromium from the built files (file://) and from
 # `mdbook serve`, and goes through it as a reader would (scripts/explorer-browser-test.mjs
 # lists the checks): 7 3 0 9 5 must come out as 5 9 0 3 7 with the anti-diagonal,
-# switching cross-attention off must break it, a checkpoint must load (an older
-# version's with load_checkpoint's note), the same file picked again after it
-# changed must be read again, damaged and crafted files must be refused with
-# load_checkpoint's sentences, a theme switch must keep what the reader did, every
+# switching cross-attention off must break it, a checkpoint must load, the same
+# file picked again after it changed must be read again, damaged and crafted files
+# (and one without its file checksum) must be refused with load_checkpoint's
+# sentences, a theme switch must keep what the reader did, every
 # text must pass WCAG AA contrast in all five themes, every control must be named
 # and reachable with Tab, and the page must fit a phone. It also holds the page to
 # issue 43: no output or map of the last model under a new model's name, the last

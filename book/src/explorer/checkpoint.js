@@ -193,6 +193,9 @@
             skip_ws();
             if (bytes[i] !== 0x22) fail("key must be a string");
             const key = string();
+            // Rust's strict_json: a reader that kept the last of two would see
+            // another model than the checksum covered.
+            if (items.has(key)) fail(`the key '${key}' appears twice in one object`);
             skip_ws();
             if (bytes[i] !== 0x3a) fail("expected ':'");
             i++;
@@ -602,8 +605,8 @@
    * verify_checksums' verdict, given what the weights hashed to (`data`: the
    * bytes after the header from the start; `file`: the zeroed head and then
    * those bytes, when the plan has a `zeroed`): the weights' checksum, then the
-   * whole file's. Returns the note Rust prints for a file that carries less
-   * than both (null when it carries both); throws what Rust refuses.
+   * whole file's. Returns null (no note: a file carries both, or is refused);
+   * throws what Rust refuses.
    */
   function checksum_verdict(plan, data, file, shown) {
     const { data_sum, file_sum } = plan;
@@ -618,12 +621,11 @@
       }
       return null;
     }
-    if (data_sum !== undefined) {
-      return `${shown} was saved by an older version of the course: its checksum covers the weights ` +
-        "but not the config or the tensor layout, so damage there cannot be detected";
-    }
-    return `${shown} has no checksum (it was saved before checksums were written), ` +
-      "so damage to it cannot be detected";
+    // As Rust: missing checksums are never read as "an older version", which
+    // would switch the checks off for anyone who removed them.
+    throw refuse(`${shown} is damaged, or older than the checks this version needs: it has no ` +
+      `${FILE_CHECKSUM}${data_sum === undefined ? " and no checksum" : ""}, so a change to its config or ` +
+      "its weights could not be found; train it again");
   }
 
   /**
