@@ -52,7 +52,7 @@ use crate::anchors;
 use crate::catalog::{catalog, doc_header, exercise_files, Exercise};
 use crate::mutants::swap_in;
 use crate::progress::{parse_test_output, Outcome};
-use crate::sandbox::{self, processes_of, Limits, Sandbox};
+use crate::sandbox::{self, processes_of, usage_of, Limits, Sandbox};
 use crate::student::{copy_workspace, EXERCISE_SRC};
 
 /// The folder of the exercise tests, relative to the workspace root.
@@ -120,6 +120,8 @@ pub enum Verdict {
     OverMemory { mb: u64 },
     /// The test process wrote more than the output (file size) limit.
     OverOutput { mb: u64 },
+    /// The tests started as many processes and threads as the limit allows.
+    TooManyProcesses { limit: u64 },
     /// The test process died (a signal, an abort) before reporting.
     Crashed { why: String },
     /// None of the exercise's tests ran.
@@ -158,6 +160,9 @@ impl Verdict {
             Verdict::OverMemory { mb } => {
                 format!("used more than {mb} MB of memory (killed)")
             }
+            Verdict::TooManyProcesses { limit } => format!(
+                "started {limit} processes and threads, the limit (killed)"
+            ),
             Verdict::OverOutput { mb } => {
                 format!("wrote more than {mb} MB of output or file (killed)")
             }
@@ -316,9 +321,14 @@ pub fn executables(output: &str) -> BTreeMap<String, PathBuf> {
 /// How a limited process ended.
 #[derive(Debug)]
 enum Ending {
-    Exited { success: bool, signal: Option<i32> },
+    Exited {
+        success: bool,
+        signal: Option<i32>,
+    },
     TimedOut,
     OverMemory,
+    /// The sandbox's user id reached the process (and thread) limit.
+    TooManyTasks,
 }
 
 /// SIGXFSZ: a file (the captured output included) passed the size limit.
@@ -418,15 +428,22 @@ impl Runner {
                 .status();
         };
         let uid = self.sandbox.as_ref().map(|s| s.uid);
-        let memory = |pid: u32| match uid {
-            Some(uid) => processes_of(uid).iter().map(|(_, mb)| mb).sum(),
-            None => resident_mb(pid),
+        let usage = |pid: u32| match uid {
+            Some(uid) => usage_of(uid),
+            None => (resident_mb(pid), 0),
         };
         let ending = loop {
             if let Some(status) = child.try_wait()? {
+                // bwrap exits with 128 + n when its command died of signal n.
+                let signal = match (uid, status.code()) {
+                    (Some(_), Some(c)) if (129..=192).contains(&c) => {
+                        Some(c - 128)
+                    }
+                    _ => status.signal(),
+                };
                 break Ending::Exited {
                     success: status.success(),
-                    signal: status.signal(),
+                    signal,
                 };
             }
             if started.elapsed() > timeout {
@@ -434,10 +451,20 @@ impl Runner {
                 let _ = child.wait();
                 break Ending::TimedOut;
             }
-            if memory_mb.is_some_and(|mb| memory(child.id()) > mb) {
-                kill(child.id());
-                let _ = child.wait();
-                break Ending::OverMemory;
+            if let Some(limit) = memory_mb {
+                let (mb, tasks) = usage(child.id());
+                if mb > limit {
+                    kill(child.id());
+                    let _ = child.wait();
+                    break Ending::OverMemory;
+                }
+                // At the limit, forks fail: a fork bomb spins there until the
+                // time limit; stop it now.
+                if uid.is_some() && !build && tasks >= self.procs {
+                    kill(child.id());
+                    let _ = child.wait();
+                    break Ending::TooManyTasks;
+                }
             }
             std::thread::sleep(Duration::from_millis(50));
         };
@@ -464,10 +491,9 @@ impl Runner {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let left = processes_of(uid);
         bail!(
             "processes of the sandbox's user id {uid} outlived it: {:?}",
-            left.iter().map(|(p, _)| p).collect::<Vec<_>>()
+            processes_of(uid)
         )
     }
 }
@@ -487,6 +513,9 @@ fn verdict_of(
         }
         Ending::OverMemory => {
             return Verdict::OverMemory { mb: opts.memory_mb }
+        }
+        Ending::TooManyTasks => {
+            return Verdict::TooManyProcesses { limit: opts.procs }
         }
         Ending::Exited {
             signal: Some(SIGXFSZ),

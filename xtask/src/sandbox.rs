@@ -221,8 +221,8 @@ impl Sandbox {
     }
 }
 
-/// The processes of user id `uid` on this machine: (pid, resident MB).
-pub fn processes_of(uid: u32) -> Vec<(u32, u64)> {
+/// The processes of user id `uid` on this machine.
+pub fn processes_of(uid: u32) -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else {
         return vec![];
     };
@@ -235,17 +235,35 @@ pub fn processes_of(uid: u32) -> Vec<(u32, u64)> {
         let Ok(status) = fs::read_to_string(e.path().join("status")) else {
             continue;
         };
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        };
-        if field("Uid:") == Some(uid as u64) {
-            found.push((pid, field("VmRSS:").unwrap_or(0) / 1024));
+        if field(&status, "Uid:") == Some(uid as u64) {
+            found.push(pid);
         }
     }
     found
+}
+
+/// The first number after `name` in a /proc file's lines.
+fn field(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+}
+
+/// What the processes of user id `uid` hold: memory in MB, proportional (a page
+/// that n processes share counts 1/n to each, so that forked copies of one test
+/// process are not charged n times for the libraries they share), and their tasks
+/// (processes and threads, what `RLIMIT_NPROC` counts).
+pub fn usage_of(uid: u32) -> (u64, u64) {
+    let (mut kb, mut tasks) = (0, 0);
+    for pid in processes_of(uid) {
+        let at = Path::new("/proc").join(pid.to_string());
+        let rollup =
+            fs::read_to_string(at.join("smaps_rollup")).unwrap_or_default();
+        kb += field(&rollup, "Pss:").unwrap_or(0);
+        let status = fs::read_to_string(at.join("status")).unwrap_or_default();
+        tasks += field(&status, "Threads:").unwrap_or(1);
+    }
+    (kb / 1024, tasks)
 }
 
 /// Gives the build folder to the sandbox's user (cargo there writes as that user),
