@@ -1696,6 +1696,65 @@ mod tests {
     }
 
     #[test]
+    fn dependents_get_a_build_with_the_reference_of_what_they_build_on() {
+        let ex = |id: &str| Exercise {
+            id: id.into(),
+            stars: 1,
+            summary: String::new(),
+            regions: vec![format!("{id}_r")],
+        };
+        let (block, lm, mask) =
+            (ex("ex05_block"), ex("ex05_lm"), ex("ex06_mask"));
+        let needs = BTreeMap::from([(
+            "ex05_lm".to_string(),
+            BTreeSet::from(["ex05_block".to_string()]),
+        )]);
+        let builds = plan_builds(&[&block, &lm, &mask], &needs);
+        let shown: Vec<(Vec<&str>, Vec<&str>)> = builds
+            .iter()
+            .map(|(r, g)| {
+                (
+                    r.iter().map(String::as_str).collect(),
+                    g.iter().map(|e| e.id.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (vec![], vec!["ex05_block", "ex06_mask"]),
+                (vec!["ex05_block_r"], vec!["ex05_lm"]),
+            ],
+            "the block is graded on its own code, the model with the reference block"
+        );
+        assert_eq!(plan_builds(&[&block, &lm], &BTreeMap::new()).len(), 1);
+    }
+
+    #[test]
+    fn a_name_behind_another_modules_path_is_not_the_exercises() {
+        assert!(names(
+            "let y = scaled_dot_product(q);",
+            "scaled_dot_product",
+            "ch02_attention"
+        ));
+        assert!(!names(
+            "attention::scaled_dot_product(q)",
+            "scaled_dot_product",
+            "ch02_attention"
+        ));
+        assert!(names(
+            "ch02_attention::scaled_dot_product(q)",
+            "scaled_dot_product",
+            "ch02_attention"
+        ));
+        assert!(!names(
+            "my_scaled_dot_product(q)",
+            "scaled_dot_product",
+            "ch02_attention"
+        ));
+    }
+
+    #[test]
     fn executables_are_read_from_no_run() {
         let out = "    Finished `test` profile\n  Executable tests/exercises_ch02.rs (/t/build/debug/deps/exercises_ch02-ab12)\n  Executable unittests src/lib.rs (/t/x)\n";
         let found = executables(out);
