@@ -483,13 +483,24 @@ impl Runner {
     }
 
     /// The sandbox's processes die with it (its PID namespace goes when its first
-    /// process does); waits a moment for the kernel, then fails if any is left.
+    /// process does), but a fork bomb's hundred take the kernel a while on a busy
+    /// machine: waits up to 30 s, killing by pid whatever of the sandbox's user id
+    /// still runs (no one else runs as it), then fails if any is left.
     fn no_one_left(&self, uid: u32) -> Result<()> {
-        for _ in 0..100 {
-            if processes_of(uid).is_empty() {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            let left = processes_of(uid);
+            if left.is_empty() {
                 return Ok(());
             }
-            std::thread::sleep(Duration::from_millis(20));
+            if started.elapsed() > Duration::from_secs(1) {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .args(left.iter().map(u32::to_string))
+                    .stderr(Stdio::null())
+                    .status();
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
         bail!(
             "processes of the sandbox's user id {uid} outlived it: {:?}",

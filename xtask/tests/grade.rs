@@ -317,7 +317,7 @@ fn an_exercise_is_graded_with_the_reference_of_what_it_builds_on() {
         "        let (_, w) = self.self_mha.forward(x, x, x, Some(self_mask), train);\n        (x.shallow_clone(), w)",
     );
     let opts = Options {
-        timeout: Duration::from_secs(120),
+        timeout: Duration::from_secs(300),
         only: vec!["ex05_decoder_only".into()],
         sandbox: sandboxed(),
         ..Options::new(tmp.join("out"), root().join("target/mutants"))

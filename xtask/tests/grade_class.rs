@@ -42,6 +42,8 @@ fn copy_dir(from: &Path, to: &Path) {
 /// One crafted submission: its group's filter and its changes to the answer key.
 struct Crafted {
     only: String,
+    /// The time limit per exercise its group needs, in seconds (default 20).
+    timeout: Option<u64>,
     regions: Vec<(String, String)>,
     files: Vec<(String, String)>,
 }
@@ -50,6 +52,7 @@ struct Crafted {
 fn parse(text: &str) -> Crafted {
     let mut c = Crafted {
         only: String::new(),
+        timeout: None,
         regions: vec![],
         files: vec![],
     };
@@ -70,6 +73,8 @@ fn parse(text: &str) -> Crafted {
             let (kind, name) = rest.split_once(' ').expect("@@ KIND NAME");
             if kind == "only" {
                 c.only = name.to_string();
+            } else if kind == "timeout" {
+                c.timeout = Some(name.parse().expect("@@ timeout SECS"));
             } else {
                 current = Some((kind.to_string(), name.to_string(), vec![]));
             }
@@ -192,8 +197,9 @@ fn the_crafted_class_is_graded_as_a_teacher_expects_and_contained() {
                 fs::write(dir.join(path), fill(text)).unwrap();
             }
         }
+        let secs = subs.iter().filter_map(|(_, c)| c.timeout).max();
         let opts = Options {
-            timeout: Duration::from_secs(20),
+            timeout: Duration::from_secs(secs.unwrap_or(20)),
             memory_mb: 1024,
             procs: 128,
             output_mb: 16,
