@@ -874,10 +874,13 @@ pub fn machine() -> String {
         "default"
     };
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let path = match std::env::var("ATEN_CPU_CAPABILITY") {
+    let mut path = match std::env::var("ATEN_CPU_CAPABILITY") {
         Ok(set) => format!("ATEN_CPU_CAPABILITY={set}"),
         Err(_) => format!("{best} (ATEN_CPU_CAPABILITY unset)"),
     };
+    if let Ok(mkl) = std::env::var("MKL_ENABLE_INSTRUCTIONS") {
+        path += &format!(", MKL_ENABLE_INSTRUCTIONS={mkl}");
+    }
     format!(
         "{} {}, {cores} CPUs, {model}; kernel path {path}",
         std::env::consts::OS,
@@ -1297,7 +1300,14 @@ fn grade_one(
     let (cargo_home, rustup_home) = tool_homes();
     env.push(("CARGO_HOME".into(), cargo_home.into()));
     env.push(("RUSTUP_HOME".into(), rustup_home.into()));
-    for k in ["RUSTUP_TOOLCHAIN", "ATEN_CPU_CAPABILITY"] {
+    // The kernel path and threads the teacher chose (CI forces some) hold inside.
+    for k in [
+        "RUSTUP_TOOLCHAIN",
+        "ATEN_CPU_CAPABILITY",
+        "MKL_ENABLE_INSTRUCTIONS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    ] {
         if let Some(v) = std::env::var_os(k) {
             env.push((k.into(), v));
         }
