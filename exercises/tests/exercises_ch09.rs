@@ -234,19 +234,45 @@ fn ex09_cosine_shape(
     close(lr(total), min_lr, "min_lr at step total");
     close(lr(total + 50), min_lr, "min_lr after total");
     close(lr(10 * total), min_lr, "min_lr long after total");
-    // Between the turning points, step by step: the cosine of the statement.
-    for s in warmup..=total {
-        let t = (s - warmup) as f64 / (total - warmup) as f64;
-        let want = min_lr
-            + 0.5 * (peak - min_lr) * (1.0 + (std::f64::consts::PI * t).cos());
+    // Between the turning points, without the statement's formula (a test that
+    // recomputed it would hand out the answer): the decay is point-symmetric about
+    // its midpoint, since cos(π(1 − t)) = −cos πt, …
+    let span = total - warmup;
+    for k in 0..=span {
         close(
-            lr(s),
-            want,
+            lr(warmup + k) + lr(total - k),
+            peak + min_lr,
             &format!(
-                "step {s} of the decay (warmup {warmup}, total {total}): \
-                 min_lr + ½(peak − min_lr)(1 + cos πt) with t = (step − warmup)/(total − warmup)"
+                "steps {} and {} lie as far from the midpoint of the decay on either \
+                 side: their rates must add up to peak + min_lr",
+                warmup + k,
+                total - k
             ),
         );
+    }
+    // … and where t = (step − warmup)/(total − warmup) is a fraction whose cosine is
+    // known, the rate is min_lr + (peak − min_lr)·f with f = ½(1 + cos πt), written
+    // out as numbers.
+    let known = [
+        (1, 6, 0.933_012_701_892_219_3),
+        (1, 4, 0.853_553_390_593_273_7),
+        (1, 3, 0.75),
+        (2, 3, 0.25),
+        (3, 4, 0.146_446_609_406_726_24),
+        (5, 6, 0.066_987_298_107_780_68),
+    ];
+    for (num, den, f) in known {
+        if (span * num).is_multiple_of(den) {
+            let s = warmup + span * num / den;
+            close(
+                lr(s),
+                min_lr + (peak - min_lr) * f,
+                &format!(
+                    "step {s}, {num}/{den} of the way down the decay (warmup {warmup}, \
+                     total {total}): ½(1 + cos πt) is {f} there"
+                ),
+            );
+        }
     }
     if (total - warmup).is_multiple_of(2) {
         let mid = warmup + (total - warmup) / 2;

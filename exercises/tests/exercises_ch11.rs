@@ -697,29 +697,36 @@ fn ex11_find_a_head_check_counts_the_flips_of_switching_it_off() {
         let mha = attention_module(m, f.kind, f.layer);
         let off =
             with_head_off(mha, f.head, || correct_rows(m, &src, &tgt, 50));
-        let only_on = on.iter().zip(&off).filter(|(a, b)| **a && !**b).count();
-        let only_off = on.iter().zip(&off).filter(|(a, b)| !**a && **b).count();
-        lopsided += (only_on != only_off) as usize;
+        // Not by recounting the pairs as an answer would: two totals pin both
+        // counts. The rows whose verdict the head changes are only_on + only_off;
+        // the rows right with it on, less those right with it off, only_on − only_off.
+        let right = |rows: &[bool]| rows.iter().filter(|&&r| r).count() as i64;
+        let changed = on.iter().zip(&off).filter(|(a, b)| a != b).count();
+        let gained = right(&on) - right(&off);
         let what = format!(
             "{} attention, layer {}, head {}",
             f.kind.name(),
             f.layer,
             f.head
         );
+        let (g_on, g_off) = (g.only_on as i64, g.only_off as i64);
         assert!(
-            (g.only_on, g.only_off) != (only_off, only_on) || only_on == only_off,
+            g_on - g_off != -gained || gained == 0,
             "{what}: only_on and only_off swapped: only_on counts the rows right with the \
-             head on and wrong with it off (want {only_on} and {only_off})"
+             head on and wrong with it off"
         );
         assert_eq!(
-            (g.only_on, g.only_off),
-            (only_on, only_off),
-            "{what}: rows right only with the head on, only with it off, recounted with \
-             correct_rows and with_head_off on that head (of that kind and layer)"
+            (g.only_on + g.only_off, g_on - g_off),
+            (changed, gained),
+            "{what}: only_on + only_off must be the rows whose verdict switching the head \
+             off changes ({changed}), and only_on − only_off the rows right with it on less \
+             those right with it off ({gained}); recounted with correct_rows and \
+             with_head_off on that head (of that kind and layer)"
         );
+        lopsided += (gained != 0) as usize;
         assert_close_f64(
             g.p,
-            sign_test_p_value(only_on, only_off),
+            sign_test_p_value(g.only_on, g.only_off),
             1e-12,
             &format!("{what}: the rows are pairs (the same rows, scored twice): the sign test's p"),
         );

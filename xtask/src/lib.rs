@@ -10,6 +10,7 @@ pub mod listings;
 pub mod mutants;
 pub mod plan;
 pub mod progress;
+pub mod sandbox;
 pub mod student;
 
 use std::path::PathBuf;

@@ -38,12 +38,15 @@ cargo xtask <command>
                          workspace with the pristine tests (and reports test files
                          the student changed), builds (an exercise that does not
                          compile scores 0 and gets the reference solution so that the
-                         rest builds), runs each exercise's tests on their own under
-                         a time and memory limit, and writes OUT/<student>.txt and
+                         rest builds; an error outside the regions is blamed on the
+                         one exercise whose reference makes it go), runs each
+                         exercise's tests on their own, with the reference for the
+                         exercises it builds on, and writes OUT/<student>.txt and
                          OUT/grades.csv. Weights: ★ 1, ★★ 2, ★★★ 3, all or nothing.
-                         IT RUNS THE STUDENTS' CODE AS YOU: IT IS NOT A SANDBOX. Run
-                         it in a throwaway container or VM without network (e.g.
-                         docker run --network none) when that matters.
+                         Each build and test run is in a bubblewrap sandbox (no
+                         network, read-only system, no view of this repository or
+                         other submissions, limits on time, memory, processes,
+                         output); it refuses to run without one.
                            --out DIR         default: grades
                            --timeout SECS    per exercise, default 300
                            --memory MB       per exercise, default 4096
@@ -51,6 +54,11 @@ cargo xtask <command>
                                              (repeatable)
                            --target-dir DIR  default target/mutants (shared with
                                              the mutants: one build)
+                           --procs N         processes and threads per test run,
+                                             default 512
+                           --output MB       output per test run, default 16
+                           --unsafe-no-sandbox  run the students' code with your
+                                             rights, unconfined
   plan                   planning figures for a teacher: per chapter the words and
                          lines the book shows and the minutes to read them, per
                          exercise the lines of its reference answer and the minutes
@@ -195,13 +203,10 @@ fn run_mutants(args: &[&str]) -> Result<bool> {
 
 fn run_grade(args: &[&str]) -> Result<bool> {
     let root = workspace_root();
-    let mut opts = grade::Options {
-        out: PathBuf::from("grades"),
-        target_dir: root.join("target/mutants"),
-        timeout: Duration::from_secs(300),
-        memory_mb: 4096,
-        only: vec![],
-    };
+    let mut opts = grade::Options::new(
+        PathBuf::from("grades"),
+        root.join("target/mutants"),
+    );
     let mut paths = vec![];
     let mut rest = args.iter();
     while let Some(&a) = rest.next() {
@@ -223,6 +228,15 @@ fn run_grade(args: &[&str]) -> Result<bool> {
                     value()?.parse().context("--memory takes MB")?
             }
             "--only" => opts.only.push(value()?),
+            "--procs" => {
+                opts.procs =
+                    value()?.parse().context("--procs takes a count")?
+            }
+            "--output" => {
+                opts.output_mb =
+                    value()?.parse().context("--output takes MB")?
+            }
+            "--unsafe-no-sandbox" => opts.sandbox = false,
             p if !p.starts_with('-') => paths.push(absolute(PathBuf::from(p))),
             other => bail!(
                 "grade: unexpected argument '{other}' (see cargo xtask help)"

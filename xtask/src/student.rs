@@ -130,9 +130,13 @@ pub fn make_edition_as(
     copy_workspace(&repo, &dest, false)?;
     // The wrong solutions that `cargo xtask mutants` checks the tests with are
     // near-solutions: they stay out of the edition.
-    let mutants = dest.join(MUTANTS);
-    if mutants.exists() {
-        fs::remove_dir_all(&mutants)?;
+    // So is the grader's crafted class, whose submissions are answers, right and
+    // nearly right.
+    for dir in [MUTANTS, CRAFTED_CLASS] {
+        let dir = dest.join(dir);
+        if dir.exists() {
+            fs::remove_dir_all(&dir)?;
+        }
     }
     let exercises = dest.join(EXERCISE_SRC);
     if !exercises.is_dir() {
@@ -284,6 +288,10 @@ fn mark_the_readme(dest: &Path, note: &str) -> Result<()> {
 
 /// The folder of the exercises' wrong solutions, relative to the workspace root.
 pub const MUTANTS: &str = "exercises/mutants";
+
+/// The grader's crafted class (`xtask/tests/grade_class.rs`): submissions written as
+/// answers, kept out of both editions.
+pub const CRAFTED_CLASS: &str = "xtask/tests/fixtures/class";
 
 /// What git knows about in `repo`: tracked files as they are in the working tree and
 /// untracked files that are not ignored, relative to `repo`, sorted.

@@ -12,6 +12,10 @@ use std::time::Duration;
 use xtask::grade::{grade, Options, Verdict};
 use xtask::student::{blank_text, EXERCISE_SRC, SOLUTIONS};
 
+/// The grading tests share one workspace copy and the sandbox's user id: one at a
+/// time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn root() -> PathBuf {
     xtask::workspace_root()
 }
@@ -73,6 +77,23 @@ fn read_csv(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
+/// Whether to grade in the sandbox: yes where bubblewrap works (CI must have it);
+/// elsewhere these tests still check the marking, without one.
+fn sandboxed() -> bool {
+    match xtask::sandbox::check() {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("CI").is_some() => panic!("{e:#}"),
+        Err(e) => {
+            eprintln!("graded without a sandbox: {e:#}");
+            false
+        }
+    }
+}
+
+fn verdict(r: &xtask::grade::Report, id: &str) -> Verdict {
+    r.rows.iter().find(|(e, _)| e.id == id).unwrap().1.clone()
+}
+
 #[test]
 fn the_grader_gives_each_exercise_its_own_verdict() {
     if root().join(SOLUTIONS).exists()
@@ -81,6 +102,7 @@ fn the_grader_gives_each_exercise_its_own_verdict() {
         eprintln!("skipped: a student edition has no answer key to grade");
         return;
     }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("grade-{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
@@ -126,21 +148,57 @@ fn the_grader_gives_each_exercise_its_own_verdict() {
     );
 
     let opts = Options {
-        out: tmp.join("out"),
-        target_dir: root().join("target/mutants"),
         timeout: Duration::from_secs(30),
-        memory_mb: 4096,
         only: vec!["ex06_".into(), "ex08_".into()],
+        sandbox: sandboxed(),
+        ..Options::new(tmp.join("out"), root().join("target/mutants"))
     };
+    // The two slips rustc reports outside the region: a body ending in `;` (at
+    // the signature's return type) and an unclosed `{` (at the end of the file).
+    let semicolon = class.join("semicolon");
+    submission(&semicolon);
+    let ch06 = semicolon.join(EXERCISE_SRC).join("ch06_transformer.rs");
+    answer(
+        &ch06,
+        "ex06_padding_mask",
+        "    let (b, l) = ids.size2().unwrap();\n    ids.eq(0).view([b, 1, 1, l]);",
+    );
+    let unclosed = class.join("unclosed");
+    submission(&unclosed);
+    let ch06 = unclosed.join(EXERCISE_SRC).join("ch06_transformer.rs");
+    answer(
+        &ch06,
+        "ex06_causal_mask",
+        "    let idx = Tensor::arange(l, (Kind::Int64, device));\n    if l > 0 {\n    idx.unsqueeze(0).gt_tensor(&idx.unsqueeze(1)).view([1, 1, l, l])",
+    );
+
     let reports = grade(&root(), std::slice::from_ref(&class), &opts).unwrap();
     let names: Vec<&str> = reports.iter().map(|r| r.student.as_str()).collect();
-    assert_eq!(names, ["answer_key", "blank", "crafted"]);
-    let [key, blank, crafted] = &reports[..] else {
+    assert_eq!(
+        names,
+        ["answer_key", "blank", "crafted", "semicolon", "unclosed"]
+    );
+    let [key, blank, crafted, semicolon, unclosed] = &reports[..] else {
         unreachable!()
     };
-    let verdict = |r: &xtask::grade::Report, id: &str| -> Verdict {
-        r.rows.iter().find(|(e, _)| e.id == id).unwrap().1.clone()
-    };
+    for (r, slip) in [
+        (semicolon, "ex06_padding_mask"),
+        (unclosed, "ex06_causal_mask"),
+    ] {
+        let fails: Vec<&str> = r
+            .rows
+            .iter()
+            .filter(|(_, v)| !v.full_marks())
+            .map(|(e, _)| e.id.as_str())
+            .collect();
+        assert_eq!(fails, [slip], "one slip costs one exercise: {r:#?}");
+        assert!(
+            matches!(verdict(r, slip), Verdict::DoesNotCompile { ref error }
+                if error.contains("outside the regions; it goes when this exercise's code is replaced")),
+            "{:?}",
+            verdict(r, slip)
+        );
+    }
 
     assert_eq!(key.rows.len(), 5);
     assert_eq!(key.points(), key.max_points(), "{key:#?}");
@@ -197,7 +255,7 @@ fn the_grader_gives_each_exercise_its_own_verdict() {
 
     let csv = fs::read_to_string(opts.out.join("grades.csv")).unwrap();
     let rows = read_csv(&csv);
-    assert_eq!(rows.len(), 4, "{csv}");
+    assert_eq!(rows.len(), 6, "{csv}");
     assert!(rows.iter().all(|r| r.len() == rows[0].len()), "{csv}");
     assert_eq!(
         rows[0][1],
@@ -207,5 +265,82 @@ fn the_grader_gives_each_exercise_its_own_verdict() {
     let max = key.max_points().to_string();
     assert_eq!(rows[1][6..9], [max.as_str(), max.as_str(), "100.0"]);
     assert!(opts.out.join("crafted.txt").is_file());
+    let _ = fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn dependencies_are_found_in_the_code_and_the_tests() {
+    let all = xtask::catalog::catalog(&root()).unwrap();
+    let deps = xtask::grade::dependencies(&root(), &all).unwrap();
+    let on = |id: &str| deps[id].iter().cloned().collect::<Vec<_>>();
+    let shown: Vec<String> = deps
+        .iter()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|(id, d)| format!("{id} <- {d:?}"))
+        .collect();
+    eprintln!("{}", shown.join("\n"));
+    // The course's three: the language model is made of blocks; the budget
+    // counts the SwiGLU's parameters; beam search's test scores with
+    // sequence_log_prob. `attention::scaled_dot_product`, the library's, is not
+    // ex02_by_hand's `scaled_dot_product`.
+    assert_eq!(
+        shown,
+        [
+            "ex03_param_budget <- {\"ex03_swiglu\"}",
+            "ex05_decoder_only_lm <- {\"ex05_decoder_only_block\"}",
+            "ex10_beam_search <- {\"ex10_sequence_log_prob\"}",
+        ]
+    );
+    assert_eq!(on("ex05_decoder_only_lm"), ["ex05_decoder_only_block"]);
+}
+
+/// A wrong but compiling decoder-only block costs the block and not the language
+/// model built of it, which is graded with the reference block, and says so.
+#[test]
+fn an_exercise_is_graded_with_the_reference_of_what_it_builds_on() {
+    if root().join(SOLUTIONS).exists()
+        || !root().join("exercises/mutants").is_dir()
+    {
+        eprintln!("skipped: a student edition has no answer key to grade");
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("grade-deps-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    let class = tmp.join("class");
+    let sub = class.join("wrong_block");
+    submission(&sub);
+    answer(
+        &sub.join(EXERCISE_SRC).join("ch05_decoder.rs"),
+        "ex05_decoder_only_block",
+        "        let (_, w) = self.self_mha.forward(x, x, x, Some(self_mask), train);\n        (x.shallow_clone(), w)",
+    );
+    let opts = Options {
+        timeout: Duration::from_secs(300),
+        only: vec!["ex05_decoder_only".into()],
+        sandbox: sandboxed(),
+        ..Options::new(tmp.join("out"), root().join("target/mutants"))
+    };
+    let reports = grade(&root(), std::slice::from_ref(&class), &opts).unwrap();
+    let r = &reports[0];
+    assert!(
+        matches!(
+            verdict(r, "ex05_decoder_only_block"),
+            Verdict::Failed { .. }
+        ),
+        "{r:#?}"
+    );
+    assert!(verdict(r, "ex05_decoder_only_lm").full_marks(), "{r:#?}");
+    assert_eq!(
+        r.with_reference["ex05_decoder_only_lm"],
+        ["ex05_decoder_only_block"]
+    );
+    let csv = fs::read_to_string(opts.out.join("grades.csv")).unwrap();
+    assert!(
+        csv.contains("ex05_decoder_only_lm: passed (") 
+            && csv.contains("(graded with the reference for ex05_decoder_only_block in place of yours)"),
+        "{csv}"
+    );
     let _ = fs::remove_dir_all(&tmp);
 }
