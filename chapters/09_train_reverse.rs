@@ -66,8 +66,8 @@ struct Args {
     out: PathBuf,
     /// On Ctrl-C or a signal that ends a job (SIGTERM, SIGHUP, SIGQUIT,
     /// SIGUSR1, SIGXCPU), stop after the current epoch and save the model
-    /// trained so far (the exit code is then 1). Without it, such a signal
-    /// ends the run at once and saves nothing.
+    /// trained so far (the exit code is then 1, or 0 if that epoch was the
+    /// last). Without it, such a signal ends the run at once and saves nothing.
     #[arg(long)]
     save_on_interrupt: bool,
     /// CPU threads for libtorch (default: all cores).
@@ -129,6 +129,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             "interrupted: the model will be saved at the end of this epoch \
              (interrupt again to quit without saving)",
         );
+        interrupt::set_exit_note("interrupted again: nothing was saved");
     } else {
         interrupt::set_exit_note(
             "interrupted: nothing was saved (--save-on-interrupt keeps the \
@@ -206,6 +207,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let saved = (&history, log.seconds.as_slice(), others);
     save_outputs(&args, trainer, saved, reserved, &bytes)
         .map_err(|e| rescued(&args.out, &bytes, e))?;
+    interrupt::mark_saved();
     println!("checkpoint saved to {}", args.out.display());
     for path in plots.into_iter().flatten() {
         println!("figure written to {}", path.display());

@@ -588,3 +588,18 @@ fn the_predicted_tensors_and_size_match_the_model(
     let bytes = checkpoint_bytes(&vs, &cfg).unwrap();
     assert_eq!(checkpoint_size(&cfg).unwrap(), bytes.len() as u64);
 }
+
+/// An empty file, or one of a few bytes, is named too short, not "failed to
+/// fill whole buffer".
+#[rstest]
+#[case::empty(0)]
+#[case::one_byte(1)]
+fn a_file_too_short_for_a_header_says_so(#[case] n: usize) {
+    let path = temp_path(&format!("short-{n}"));
+    std::fs::write(&path, vec![7u8; n]).unwrap();
+    let err = load_err(&path);
+    assert!(
+        err.contains(&format!("it is {n} bytes, too short")),
+        "{err}"
+    );
+}

@@ -29,6 +29,14 @@ fn names(dir: &std::path::Path) -> Vec<String> {
     v
 }
 
+/// Removes the staged temporary of `name` in `dir`, as something outside the
+/// program might, so that its rename fails.
+fn remove_staged(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let tmp = names(dir).into_iter().find(|n| n.starts_with(&prefix));
+    std::fs::remove_file(dir.join(tmp.unwrap())).unwrap();
+}
+
 #[test]
 fn a_failing_write_leaves_the_old_file_byte_identical() {
     let dir = temp_dir("failing");
@@ -206,11 +214,7 @@ fn a_rename_that_fails_after_another_succeeded_is_undone() {
     for (path, bytes) in [(&a, b"new a"), (&b, b"new b"), (&c, b"new c")] {
         batch.stage_bytes(path, bytes).unwrap();
     }
-    let tmp_b = names(&dir)
-        .into_iter()
-        .find(|n| n.starts_with(".b.svg.tmp-"))
-        .unwrap();
-    std::fs::remove_file(dir.join(tmp_b)).unwrap();
+    remove_staged(&dir, "b.svg");
     assert!(batch.commit().is_err());
     assert_eq!(std::fs::read(&a).unwrap(), b"old a", "not put back");
     assert_eq!(names(&dir), ["a.svg"]);
@@ -406,4 +410,33 @@ fn an_input_over_its_limit_is_refused_before_it_is_read() {
         )),
         "{err}"
     );
+}
+
+/// A rescue of a file whose own name was too long for its folder still gets a
+/// name that fits: the model is kept, not lost with the failed save.
+#[test]
+fn a_rescue_of_a_name_too_long_fits() {
+    let dir = temp_dir("long-rescue");
+    let path = dir.join(format!("{}.safetensors", "a".repeat(250)));
+    let at = write_rescue(&path, b"weights").unwrap();
+    assert_eq!(std::fs::read(&at).unwrap(), b"weights");
+    assert!(at.starts_with(&dir), "{}", at.display());
+}
+
+/// The failing rename's target had an old file: the old file stays, and no
+/// second name of it (the backup a rename would have needed) is left behind.
+#[test]
+fn a_failed_rename_leaves_no_backup() {
+    let dir = temp_dir("undo-backup");
+    let (a, b) = (dir.join("a.svg"), dir.join("b.svg"));
+    std::fs::write(&a, b"old a").unwrap();
+    std::fs::write(&b, b"old b").unwrap();
+    let mut batch = Batch::default();
+    batch.stage_bytes(&a, b"new a").unwrap();
+    batch.stage_bytes(&b, b"new b").unwrap();
+    remove_staged(&dir, "b.svg");
+    assert!(batch.commit().is_err());
+    assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+    assert_eq!(std::fs::read(&b).unwrap(), b"old b");
+    assert_eq!(names(&dir), ["a.svg", "b.svg"]);
 }

@@ -467,7 +467,7 @@ fn the_sdpa_bench_refuses_a_size_the_machine_cannot_hold() {
 const QUICK: [&str; 4] = ["--epochs", "1", "--train-samples", "64"];
 
 /// Standard output on a full disk (/dev/full: every write is ENOSPC): the run
-/// trains and saves, says when its log could not be written, and ends with an
+/// trains and saves, says when its output could not be written, and ends with an
 /// error, exit code 1: no success without the output.
 #[test]
 fn a_log_on_a_full_disk_does_not_lose_the_run() {
@@ -480,7 +480,7 @@ fn a_log_on_a_full_disk_does_not_lose_the_run() {
     let notes: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(notes.len(), 2, "{}", r.stderr);
     assert!(
-        notes[0].contains("log could not be written"),
+        notes[0].contains("standard output could not be written"),
         "{}",
         r.stderr
     );
@@ -615,6 +615,77 @@ fn a_path_with_a_newline_is_named_whole() {
     let out = blocker.join("m.safetensors");
     let r = finish(&mut command(TRAIN, &["--out", path_str(&out)]));
     assert_refused(&r, "not\\na-folder/m.safetensors");
+}
+
+/// An output whose name fits but whose history's name (the same name plus
+/// `.history.tsv`) does not is refused before training, not after it.
+#[test]
+fn a_name_too_long_for_its_history_is_refused_before_training() {
+    let dir = temp_dir("long-name");
+    let out = dir.join("a".repeat(250));
+    let mut cmd = command(TRAIN, &["--out", path_str(&out)]);
+    let r = finish(cmd.args(QUICK));
+    assert_refused(&r, "its name is 262 bytes");
+    assert!(r.took < Duration::from_secs(30), "took {:?}", r.took);
+    assert!(names(&dir).is_empty(), "left behind: {:?}", names(&dir));
+}
+
+/// Standard output closed (`>&-`): what the program prints goes nowhere, so
+/// it cannot succeed (Rust's runtime would quietly put /dev/null there).
+#[test]
+fn a_closed_standard_output_is_an_error() {
+    let bin = env!("CARGO_BIN_EXE_02_attention");
+    let r = finish(&mut command("sh", &["-c", "exec \"$0\" >&-", bin]));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("it was closed when the program started"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Under address-space limits around where libtorch's own initialisers fail
+/// (std::bad_alloc thrown where nothing catches it, or a crash), every run
+/// ends with an exit code and a sentence, never a signal. (Below about 2.5
+/// GiB the dynamic loader itself refuses, with exit code 127 and its own line.)
+#[test]
+fn a_small_address_space_is_an_error_not_an_abort() {
+    let bin = env!("CARGO_BIN_EXE_02_attention");
+    for kib in [2_600_000, 2_700_000, 2_900_000, 3_100_000] {
+        let script = format!("ulimit -v {kib} && exec \"$0\"");
+        let r = finish(&mut command("sh", &["-c", &script, bin]));
+        assert_eq!(r.signal, None, "ulimit -v {kib}: a signal: {}", r.stderr);
+        assert!(
+            matches!(r.code, Some(0 | 1 | 127)),
+            "ulimit -v {kib}: exit {:?}: {}",
+            r.code,
+            r.stderr
+        );
+        if r.code == Some(1) {
+            assert!(r.stderr.starts_with("error: "), "{}", r.stderr);
+        }
+    }
+}
+
+/// With --save-on-interrupt, a second signal ends the run at once, and says
+/// that nothing was saved.
+#[test]
+fn a_second_interrupt_says_nothing_was_saved() {
+    let dir = temp_dir("second-interrupt");
+    let out = dir.join("model.safetensors");
+    let child = long_run_saving_on_interrupt(&out);
+    signal(&child, libc::SIGINT);
+    // Long enough for the first to be delivered (two pending ones would merge),
+    // well short of the epoch's end.
+    std::thread::sleep(Duration::from_millis(20));
+    signal(&child, libc::SIGINT);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted again: nothing was saved"),
+        "{err}"
+    );
 }
 
 /// An output that names a folder ("ck/") is refused before training, not at

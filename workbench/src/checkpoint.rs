@@ -254,6 +254,11 @@ impl CheckedFile {
         let shown = path.display();
         let (mut file, size) = open_regular_file(path)?;
         let not_ours = || format!("{shown} is not a safetensors checkpoint");
+        ensure!(
+            size >= 8,
+            "{} (it is {size} bytes, too short for even the header's length)",
+            not_ours()
+        );
         let mut len = [0u8; 8];
         file.read_exact(&mut len).with_context(not_ours)?;
         let n = u64::from_le_bytes(len);

@@ -69,7 +69,10 @@ pub fn run_main(body: impl FnOnce() -> Result<()>) -> ! {
             body()
         }));
     // Everything printed reaches the reader before the error line does.
-    let lost = stdout_guard::finish(forwarder);
+    let mut lost = stdout_guard::finish(forwarder);
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::SeqCst) {
+        lost = Some("it was closed when the program started".into());
+    }
     let code = match outcome {
         // The files were written; what the reader was told was not.
         Ok(Ok(())) if lost.is_some() => {
@@ -121,12 +124,74 @@ fn prepare_libtorch() -> Result<()> {
 
 /// Runs before any library's initialisers, libtorch's included: with the working
 /// directory deleted, oneMKL's would stop the program with a fatal error that
-/// names a library instead of the cause.
+/// names a library instead of the cause; under a small `ulimit -v`, libtorch's
+/// own would throw std::bad_alloc where nothing can catch it (an abort) or
+/// crash. And it is the last moment a closed standard output can be seen: Rust's
+/// runtime then opens /dev/null in its place.
 #[used]
 #[link_section = ".preinit_array"]
-static CHECK_WORKING_DIRECTORY: extern "C" fn() = check_working_directory;
+static CHECK_WORKING_DIRECTORY: extern "C" fn() = check_before_libraries;
 
-extern "C" fn check_working_directory() {
+/// The address space libtorch's initialisers need, with a margin: on this
+/// course's machines they fail between 2.55 and 2.7 GiB.
+const LEAST_ADDRESS_SPACE: u64 = 3 << 30;
+
+/// Whether standard output was closed when the program started (`>&-`).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn check_before_libraries() {
+    check_working_directory();
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) };
+    if read == 0
+        && limit.rlim_cur != libc::RLIM_INFINITY
+        && limit.rlim_cur < LEAST_ADDRESS_SPACE
+    {
+        let mib = limit.rlim_cur >> 20;
+        // No allocation before main: the message is assembled on the stack.
+        let mut line = [0u8; 256];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            let n = bytes.len().min(line.len() - at);
+            line[at..at + n].copy_from_slice(&bytes[..n]);
+            at += n;
+        };
+        put(b"error: the address-space limit (ulimit -v) is ");
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut v = mib;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        put(&digits[i..]);
+        put(
+            b" MiB; libtorch needs about 3 GiB of address space to start, so \
+              raise the limit\n",
+        );
+        // SAFETY: write reads our stack buffer; _exit ends the process before
+        // libtorch's initialisers run, which is what this check is for.
+        unsafe {
+            libc::write(2, line.as_ptr().cast(), at);
+            libc::_exit(1);
+        }
+    }
+    // SAFETY: F_GETFD only asks whether descriptor 1 is open.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn check_working_directory() {
     let mut buf = [0u8; libc::PATH_MAX as usize];
     // SAFETY: getcwd writes at most `buf.len()` bytes into our buffer.
     let cwd = unsafe { libc::getcwd(buf.as_mut_ptr().cast(), buf.len()) };
@@ -257,9 +322,8 @@ mod stdout_guard {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
                     failure = Some(e.to_string());
                     let note = format!(
-                        "note: the log could not be written to standard \
-                         output ({e}); the run goes on, to save its files, \
-                         and will end with an error\n"
+                        "note: standard output could not be written ({e}); \
+                         the program goes on, and will end with an error\n"
                     );
                     // SAFETY: write reads our own buffer; the descriptor is
                     // the real stderr, which stays open for the whole run.

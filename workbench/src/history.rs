@@ -83,6 +83,12 @@ fn parse_history(text: &str) -> Result<RunHistory> {
         .next()
         .and_then(|l| l.strip_prefix("# "))
         .ok_or_else(|| anyhow!("no '# label' line"))?;
+    // The label goes into figures (SVG text), where a control character
+    // makes the file invalid XML; this course never writes one.
+    ensure!(
+        !label.chars().any(char::is_control),
+        "its label holds a control character"
+    );
     ensure!(
         lines.next().is_some_and(|l| l.starts_with("epoch\t")),
         "no epoch table"
@@ -145,6 +151,13 @@ mod tests {
         ] {
             assert!(parse_history(text).is_err(), "{text:?} was accepted");
         }
+        // A label with a control character would make a figure's SVG
+        // invalid; the same file with a plain label reads.
+        let body =
+            "epoch\tloss\ttoken_acc\tval_exact_match\n1\t0.5\t0.9\t0.5\n";
+        let err = parse_history(&format!("# a\u{1b}]0;x\u{7}\n{body}"));
+        assert!(format!("{:#}", err.unwrap_err()).contains("control character"));
+        assert!(parse_history(&format!("# a\n{body}")).is_ok());
         // A file of the older format, without the step table, still reads.
         let old =
             "# a\nepoch\tloss\ttoken_acc\tval_exact_match\n1\t0.5\t0.9\t0.5\n";

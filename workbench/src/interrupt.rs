@@ -24,6 +24,9 @@ static STOP_ON_INTERRUPT: AtomicBool = AtomicBool::new(false);
 /// signal that ends the program prints; set once by the program.
 static STOP_NOTE: OnceLock<&'static str> = OnceLock::new();
 static EXIT_NOTE: OnceLock<&'static str> = OnceLock::new();
+/// Set once the program's results are on disk: a signal after that saves
+/// nothing less, and the exit note would be wrong.
+static SAVED: AtomicBool = AtomicBool::new(false);
 
 /// The temporaries being written, as C strings the handler can unlink. A slot is
 /// a null pointer when free.
@@ -69,6 +72,12 @@ pub fn stop_on_interrupt(note: &'static str) {
 /// A line printed when a signal ends the program (e.g. "nothing was saved").
 pub fn set_exit_note(note: &'static str) {
     let _ = EXIT_NOTE.set(note);
+}
+
+/// Says that the program's results are saved: a signal from now on ends it
+/// with a note that says so, not the exit note.
+pub fn mark_saved() {
+    SAVED.store(true, Ordering::SeqCst);
 }
 
 /// The descriptor the handler writes its notes to.
@@ -165,7 +174,9 @@ extern "C" fn on_signal(sig: c_int) {
             unsafe { libc::unlink(p) };
         }
     }
-    if let Some(note) = EXIT_NOTE.get() {
+    if SAVED.load(Ordering::SeqCst) {
+        say("interrupted after the results were saved");
+    } else if let Some(note) = EXIT_NOTE.get() {
         say(note);
     }
     // SAFETY: `_exit` is async-signal-safe and ends the process without running

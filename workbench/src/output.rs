@@ -67,10 +67,36 @@ pub fn check_writable(path: &Path) -> Result<()> {
         "cannot write {shown}: {} is not a folder",
         dir.display()
     );
+    // The probe's name is cut to fit (see `file_name`); the file's own must
+    // fit as it is, or the work would be lost at the rename.
+    let name_len = path.file_name().map_or(0, |n| n.len());
+    let most = longest_name(&dir);
+    ensure!(
+        name_len as u64 <= most,
+        "cannot write {shown}: its name is {name_len} bytes, and a file name \
+         in {} can have at most {most}",
+        dir.display()
+    );
     let (probe, _file) = create_temporary(path)
         .map_err(|e| anyhow::anyhow!("cannot write {shown}: {e}"))?;
     let _ = fs::remove_file(&probe);
     Ok(())
+}
+
+/// The longest file name `dir`'s file system takes (255 where it cannot say).
+fn longest_name(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return 255;
+    };
+    // SAFETY: an all-zero statvfs is a valid value of this plain C struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs reads the NUL-terminated path and writes into the
+    // struct we own.
+    match unsafe { libc::statvfs(c.as_ptr(), &mut st) } {
+        0 if st.f_namemax > 0 => st.f_namemax as u64,
+        _ => 255,
+    }
 }
 
 /// `check_writable` for every output of a program, after refusing two of them
@@ -299,7 +325,10 @@ pub fn reserve(path: &Path, size: u64) -> Result<Reserved> {
 
 impl Drop for Reserved {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.tmp);
+        // Empty once a batch took the temporary over.
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
     }
 }
 
@@ -432,11 +461,13 @@ impl Batch {
         if let Err(e) = written {
             bail!("cannot write {shown}: {}", space_error(&e));
         }
+        // Before anything moves: a failure here leaves the reservation whole,
+        // and its drop removes the temporary.
+        let file = reserved.file.try_clone()?;
         // The batch owns the temporary now; the reservation must not remove it.
         let tmp = std::mem::take(&mut reserved.tmp);
         let registered =
             std::mem::replace(&mut reserved._registered, Registered::none());
-        let file = reserved.file.try_clone()?;
         self.staged.push(Staged {
             tmp,
             target: std::mem::take(&mut reserved.target),
@@ -514,10 +545,15 @@ fn install_all(staged: &[Staged]) -> Result<()> {
     let mut failure = None;
     for s in staged {
         let backup = keep_old(&s.target);
-        match backup.and_then(|b| {
-            fs::rename(&s.tmp, &s.target).map(|()| b).map_err(|e| {
-                anyhow::anyhow!("cannot write {}: {e}", s.target.display())
-            })
+        match backup.and_then(|b| match fs::rename(&s.tmp, &s.target) {
+            Ok(()) => Ok(b),
+            Err(e) => {
+                // This target was not replaced: its backup is not needed.
+                if let Some(b) = b {
+                    let _ = fs::remove_file(b);
+                }
+                bail!("cannot write {}: {e}", s.target.display())
+            }
         }) {
             Ok(b) => done.push((&s.target, b)),
             Err(e) => {
@@ -595,9 +631,9 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// (`model.rescued-k3F9aQ.safetensors`), so two failed runs keep both models.
 pub fn write_rescue(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     use std::io::Write;
-    let stem = path
-        .file_stem()
-        .map_or("output".into(), |s| s.to_string_lossy().into_owned());
+    // The stem is cut as a temporary's name is, so that a rescue of a file
+    // whose own name was too long still has a name that fits.
+    let stem = file_name(&PathBuf::from(path.file_stem().unwrap_or_default()));
     let ext = path
         .extension()
         .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
