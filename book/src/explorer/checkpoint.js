@@ -292,7 +292,9 @@
   /** CheckedFile::read's first step: the header's length from the first 8 bytes. */
   function header_length(first8, size, shown) {
     const not_ours = `${shown} is not a safetensors checkpoint`;
-    if (first8.length < 8) throw refuse(not_ours, `it is only ${size} bytes long`);
+    if (first8.length < 8) {
+      throw refuse(`${not_ours} (it is ${size} bytes, too short for even the header's length)`);
+    }
     const n = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
     const total = BigInt(size);
     if (!(n > 1n && n <= MAX_HEADER && 8n + n <= total)) {
