@@ -28,8 +28,13 @@ fn ex05_cross_sublayer_matches_the_layer(
     // shape error, and the check below names the mistake.
     #[values(4, 6)] lt: i64,
 ) {
-    let (vs, layer) =
-        build(seed, |p| DecoderLayer::new(p, &config(16, 2, 32)).unwrap());
+    // Dropout 0.1 in the layer: the sub-layer runs in inference mode, and
+    // cross_mha.forward(.., true) drops attention weights at random.
+    let cfg = TransformerConfig {
+        dropout: common::EVAL_DROPOUT,
+        ..config(16, 2, 32)
+    };
+    let (vs, layer) = build(seed, |p| DecoderLayer::new(p, &cfg).unwrap());
     // Three different LayerNorms, so that using ln1 or ln3 for ln2 shows.
     common::perturb_layer_norms(&vs, seed + 10);
     let (x, memory) =
@@ -48,8 +53,11 @@ fn ex05_cross_sublayer_matches_the_layer(
         &y,
         &(&x + a),
         1e-5,
-        "not x + CrossAttention(LN₂(x), memory): queries from ln2(x), keys and values the \
-         memory as it is, plus the residual x",
+        &format!(
+            "not x + CrossAttention(LN₂(x), memory): queries from ln2(x), keys and values \
+             the memory as it is, plus the residual x {}",
+            common::EVAL
+        ),
     );
     assert_close(
         &w,

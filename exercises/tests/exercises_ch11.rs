@@ -10,6 +10,7 @@ use exercises::ch11_cross_attention::{
 use rstest::rstest;
 use std::sync::{Mutex, OnceLock};
 use tch::{nn, Device, Kind, Tensor};
+use transformer_course::config::TransformerConfig;
 use transformer_course::data::{encode_pair, make_dataset};
 use transformer_course::generate::{correct_rows, sign_test_p_value};
 use transformer_course::train::{fit, teacher_forcing, TrainOptions, Trainer};
@@ -33,10 +34,20 @@ fn example(digits: &[i64]) -> (Tensor, Tensor) {
 }
 
 #[rstest]
+// 2 and 8 heads besides the course's 4: a sum over the heads divided by 4 shows.
+#[case(1, 2)]
+#[case(2, 8)]
+#[case(3, 4)]
 fn ex11_cross_map_is_the_last_layer_averaged_over_heads(
-    #[values(1, 2, 3)] layers: i64,
+    #[case] layers: i64,
+    #[case] heads: i64,
 ) {
-    let (_vs, m) = eval_model(layers, layers);
+    let cfg = TransformerConfig {
+        num_heads: heads,
+        dropout: common::EVAL_DROPOUT,
+        ..tiny_config(layers)
+    };
+    let (_vs, m) = common::model_with(cfg, layers);
     let (src, tgt_in) = example(&[8, 1, 5, 9]);
     let map = cross_attention_map(&m, &src, &tgt_in);
     let expected = tch::no_grad(|| {
@@ -57,8 +68,9 @@ fn ex11_cross_map_is_the_last_layer_averaged_over_heads(
         &expected,
         1e-6,
         &format!(
-            "{layers} layer(s): not the last layer's cross-attention, averaged over the heads \
-             (dimension 0 once the batch is dropped), [Lt, Ls] {EVAL}"
+            "{layers} layer(s), {heads} heads: not the last layer's cross-attention, \
+             averaged over the heads (dimension 0 once the batch is dropped), [Lt, Ls] \
+             {EVAL}"
         ),
     );
     let sums = map.sum_dim_intlist(-1, false, Kind::Float);
@@ -621,6 +633,67 @@ fn ex11_find_a_head_names_a_planted_previous_token_head(
         planted,
         1e-5,
         "the score reported for the head found (its previous_token_score, inference mode)",
+    );
+}
+
+#[test]
+fn ex11_find_a_head_keeps_the_first_of_equal_scores() {
+    // W_q and W_k of every self-attention zeroed: every score is 0, every row of
+    // weights uniform over the keys its mask leaves, the same in every head of every
+    // layer of a stack, so heads tie exactly. The statement's rule: the first one met
+    // (encoder before decoder, lower layers and heads first). `max_by` and `>=` keep
+    // the last.
+    let (_vs, m) = tiny_model(5, 2);
+    tch::no_grad(|| {
+        let enc = m.encoder.layers.iter().map(|l| &l.mha);
+        let dec = m.decoder.layers.iter().map(|l| &l.self_mha);
+        for mha in enc.chain(dec) {
+            for lin in [&mha.W_q, &mha.W_k] {
+                let _ = lin.ws.shallow_clone().zero_();
+                if let Some(b) = &lin.bs {
+                    let _ = b.shallow_clone().zero_();
+                }
+            }
+        }
+    });
+    let (src, _, tgt_in) = reversal_batch(16, 3);
+    let (enc_w, dec_w) = every_weight(&m, &src, &tgt_in);
+    let scored = enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, &src))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| {
+            (AttentionKind::DecoderSelf, l, &w.self_attn, &tgt_in)
+        }))
+        .flat_map(|(kind, layer, w, tokens)| {
+            score_by_loops(w, tokens, Wrong::None)
+                .into_iter()
+                .enumerate()
+                .map(move |(head, s)| (kind, layer, head as i64, s))
+        })
+        .collect::<Vec<_>>();
+    let best = scored.iter().map(|s| s.3).fold(f64::MIN, f64::max);
+    let tied: Vec<_> = scored
+        .iter()
+        .filter(|s| (s.3 - best).abs() < 1e-9)
+        .collect();
+    assert!(tied.len() >= 2, "test bug: no tie at the top ({scored:?})");
+    let first = tied[0];
+    let found = find_previous_token_head(&m, &src, &tgt_in);
+    assert_eq!(
+        (found.kind, found.layer, found.head),
+        (first.0, first.1, first.2),
+        "{} heads tie at the top score {best:.4} (every self-attention uniform): the \
+         finder must name the first one met — {} attention, layer {}, head {} — and \
+         named {} attention, layer {}, head {}. Replace the best only on a strictly \
+         higher score (`max_by` and `>=` keep the last of equal ones)",
+        tied.len(),
+        first.0.name(),
+        first.1,
+        first.2,
+        found.kind.name(),
+        found.layer,
+        found.head
     );
 }
 
