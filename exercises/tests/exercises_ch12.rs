@@ -382,13 +382,19 @@ fn ex12_online_softmax_holds_one_block_at_a_time() {
     let grew = seen.iter().max().expect("one value") - first;
     assert!(
         grew < all / 2,
-        "by the last block the process held {} KiB more than when the first was asked for, \
-         {:.0}% of all the keys and values ({} KiB): copies of the blocks were kept. The \
-         online softmax holds one block at a time: fold each block into m, ℓ and the value \
-         sum, then let it go",
-        grew / 1024,
-        100.0 * grew as f64 / all as f64,
-        all / 1024
+        "{}",
+        common::shortcut_message(
+            &format!(
+                "by the last block the process held {} KiB more than when the first was \
+                 asked for, {:.0}% of all the keys and values ({} KiB): copies of the \
+                 blocks were kept",
+                grew / 1024,
+                100.0 * grew as f64 / all as f64,
+                all / 1024
+            ),
+            "the online softmax holds one block at a time: fold each block into m, ℓ and \
+             the value sum, then let it go"
+        )
     );
     assert_close(
         &got,
