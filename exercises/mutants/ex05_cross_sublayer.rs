@@ -25,3 +25,8 @@
     let (a, w) = layer.cross_mha.forward(&h, &h, &h, Some(cross_mask), false);
     let _ = memory;
     (x + a, w)
+
+// MUTANT: train_mode — cross_mha.forward(.., true) in a sub-layer the statement runs in inference mode
+    let h = x.apply(&layer.ln2);
+    let (a, w) = layer.cross_mha.forward(&h, memory, memory, Some(cross_mask), true);
+    (x + a, w)

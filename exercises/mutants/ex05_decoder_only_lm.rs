@@ -51,3 +51,21 @@
             x = block.forward(&x, &mask, train).0;
         }
         x.apply(&self.ln_final).apply(&self.out_proj)
+
+// MUTANT: train_never — passes train = false to the embedding and the blocks: no dropout in training
+        let mask = make_target_mask(ids);
+        let _ = train;
+        let mut x = self.embed.forward(ids, false);
+        for block in &self.blocks {
+            x = block.forward(&x, &mask, false).0;
+        }
+        x.apply(&self.ln_final).apply(&self.out_proj)
+
+// MUTANT: train_always — passes train = true whatever it is given: dropout at inference too
+        let mask = make_target_mask(ids);
+        let _ = train;
+        let mut x = self.embed.forward(ids, true);
+        for block in &self.blocks {
+            x = block.forward(&x, &mask, true).0;
+        }
+        x.apply(&self.ln_final).apply(&self.out_proj)

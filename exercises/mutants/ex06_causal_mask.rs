@@ -26,3 +26,7 @@ fn future_of(l: i64, device: Device) -> Tensor {
 
 // MUTANT: chapter_07_table — the first entry of chapter 07's table of masks, which is make_causal_mask
     (transformer_course::mask_checks::CAUSAL_MASKS[0].1)(l, device)
+
+// MUTANT: cut_from_max_len — narrows a table made for the course's max_len 14: any l > 14 fails
+    let table = Tensor::ones([14, 14], (Kind::Bool, device)).triu(1);
+    table.narrow(0, 0, l).narrow(1, 0, l).view([1, 1, l, l])

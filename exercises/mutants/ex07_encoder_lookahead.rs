@@ -53,3 +53,14 @@
         let per_position = (a - b).abs().amax([0i64, 2].as_slice(), false);
         Vec::<f64>::try_from(&per_position.to_kind(Kind::Double)).expect("a 1-D tensor")
     })
+
+// MUTANT: src_mask_reused — one padding mask, the source's, for both encodings: the altered copy's PAD is not its own
+    tch::no_grad(|| {
+        let ls = src.size()[1];
+        let changed = src.copy();
+        let _ = changed.narrow(1, k, ls - k).fill_(altered);
+        let (a, mask) = model.encode(src, false);
+        let b = model.encoder.forward(&changed, &mask, false);
+        let per_position = (a - b).abs().amax([0i64, 2].as_slice(), false);
+        Vec::<f64>::try_from(&per_position.to_kind(Kind::Double)).expect("a 1-D tensor")
+    })

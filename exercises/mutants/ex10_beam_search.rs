@@ -159,3 +159,35 @@
         }
         beams.swap_remove(0)
     })
+
+// MUTANT: train_mode — decodes each beam with train = true (dropout on) in a search that runs in inference mode
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let done =
+            |t: &Vec<i64>| t.last() == Some(&EOS_ID) || t.len() >= max_len;
+        let mut beams: Vec<(Vec<i64>, f64)> = vec![(vec![BOS_ID], 0.0)];
+        while !beams.iter().all(|(t, _)| done(t)) {
+            let mut candidates = Vec::new();
+            for (tokens, score) in beams {
+                if done(&tokens) {
+                    candidates.push((tokens, score));
+                    continue;
+                }
+                let tgt_in = Tensor::from_slice(&tokens)
+                    .unsqueeze(0)
+                    .to_device(src.device());
+                let logits = model.decode(&tgt_in, &memory, &src_mask, true);
+                let last = logits.get(0).get(-1).log_softmax(-1, Kind::Double);
+                let logp = Vec::<f64>::try_from(&last).expect("a 1-D tensor");
+                for (tok, lp) in logp.into_iter().enumerate() {
+                    let mut extended = tokens.clone();
+                    extended.push(tok as i64);
+                    candidates.push((extended, score + lp));
+                }
+            }
+            candidates.sort_by(|a, b| b.1.total_cmp(&a.1)); // best first
+            candidates.truncate(width);
+            beams = candidates;
+        }
+        beams.swap_remove(0)
+    })

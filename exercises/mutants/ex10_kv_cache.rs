@@ -171,3 +171,25 @@
         x = &x + layer.ffn.forward(&x.apply(&layer.ln3));
     }
     x.apply(&dec.ln_final).apply(&model.out_proj).select(1, 0)
+
+// MUTANT: ln2_for_ffn — normalises the FFN's input with ln2 (the cross-attention's LayerNorm) instead of ln3
+    let dec = &model.decoder;
+    let t = cache.len();
+    cache.tokens = Tensor::cat(&[&cache.tokens, newest], 1);
+    let scale = (model.config.d_model as f64).sqrt();
+    let pos = dec.embed.position_table().narrow(0, t, 1).to_device(newest.device());
+    let mut x = newest.apply(&dec.embed.emb) * scale + pos;
+    let pad = make_padding_mask(&cache.tokens);
+    for (i, layer) in dec.layers.iter().enumerate() {
+        let (m, h) = (&layer.self_mha, x.apply(&layer.ln1));
+        let (past_k, past_v) = &cache.self_kv[i];
+        let k = Tensor::cat(&[past_k, &m.project(&h, &m.W_k)], 2);
+        let v = Tensor::cat(&[past_v, &m.project(&h, &m.W_v)], 2);
+        x = &x + attend_projected(m, &h, &k, &v, Some(&pad));
+        cache.self_kv[i] = (k, v);
+        let (ck, cv) = &cache.cross_kv[i];
+        let h = x.apply(&layer.ln2);
+        x = &x + attend_projected(&layer.cross_mha, &h, ck, cv, Some(&cache.src_mask));
+        x = &x + layer.ffn.forward(&x.apply(&layer.ln2));
+    }
+    x.apply(&dec.ln_final).apply(&model.out_proj).select(1, 0)

@@ -49,3 +49,12 @@ macro_rules! weights_of {
         transformer_course::viz::every_weight($m, $s, $t)
     };
 }
+
+// MUTANT: four_heads — sums over the heads and divides by 4, the course's head count
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let (_, weights) =
+            model.decode_with_weights(tgt_in, &memory, &src_mask, make_causal_mask, false);
+        let last = &weights.last().expect("at least one layer").cross_attn;
+        last.get(0).sum_dim_intlist(0, false, Kind::Float) / 4.0
+    })

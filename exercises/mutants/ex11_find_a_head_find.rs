@@ -63,3 +63,38 @@
         }
     }
     best.unwrap()
+
+// MUTANT: ties_keep_last — Iterator::max_by, which returns the last of equal scores, not the first met
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    let layers = enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, src))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| (AttentionKind::DecoderSelf, l, &w.self_attn, tgt_in)));
+    layers
+        .flat_map(|(kind, layer, w, tokens)| {
+            previous_token_score(w, tokens)
+                .into_iter()
+                .enumerate()
+                .map(move |(head, score)| FoundHead { kind, layer, head: head as i64, score })
+        })
+        .max_by(|a, b| a.score.total_cmp(&b.score))
+        .expect("a model with at least one self-attention layer")
+
+// MUTANT: cross_too — scores the decoder's cross-attention heads as well as the self-attention ones
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    let layers = enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, src))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| (AttentionKind::DecoderSelf, l, &w.self_attn, tgt_in)))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| (AttentionKind::Cross, l, &w.cross_attn, tgt_in)));
+    let mut best: Option<FoundHead> = None;
+    for (kind, layer, w, tokens) in layers {
+        for (head, score) in previous_token_score(w, tokens).into_iter().enumerate() {
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(FoundHead { kind, layer, head: head as i64, score });
+            }
+        }
+    }
+    best.expect("a model with at least one self-attention layer")

@@ -75,19 +75,33 @@ fn ex01_shift_by_rotation_works_at_the_course_width() {
     }
 }
 
+/// max_len 19 and vocabularies 11 and 13 in the config, none of them the size the
+/// tests pass (17) and max_len not the course's 14: a table sized by the config's
+/// vocabulary, the course's vocabulary or the course's max_len then shows.
 fn learned_config(dropout: f64) -> TransformerConfig {
     TransformerConfig {
         d_model: 16,
-        max_len: 14,
+        max_len: LEARNED_MAX_LEN,
+        src_vocab: 11,
+        tgt_vocab: 13,
         dropout,
         ..config(16, 4, 32)
     }
 }
 
-/// A LearnedPositions for 13 tokens, d_model 16, max_len 14, built from `seed`.
+const LEARNED_VOCAB: i64 = 17;
+const LEARNED_MAX_LEN: i64 = 19;
+
+/// The standard deviation of the token table's rows past PAD.
+fn token_rows_std(layer: &LearnedPositions) -> f64 {
+    let rows = layer.emb.ws.narrow(0, 1, LEARNED_VOCAB - 1);
+    rows.std(true).double_value(&[])
+}
+
+/// A LearnedPositions for 17 tokens, d_model 16, max_len 19, built from `seed`.
 fn learned(seed: i64, dropout: f64) -> (nn::VarStore, LearnedPositions) {
     build(seed, |p| {
-        LearnedPositions::new(p, 13, &learned_config(dropout))
+        LearnedPositions::new(p, LEARNED_VOCAB, &learned_config(dropout))
     })
 }
 
@@ -96,8 +110,14 @@ fn ex01_learned_new_makes_a_trained_table() {
     let (vs, layer) = learned(0, 0.0);
     assert_eq!(
         layer.pos.size(),
-        vec![14, 16],
-        "pos must be [max_len, d_model]"
+        vec![LEARNED_MAX_LEN, 16],
+        "pos must be [cfg.max_len, cfg.d_model] (the test's config has max_len 19)"
+    );
+    assert_eq!(
+        layer.emb.ws.size(),
+        vec![LEARNED_VOCAB, 16],
+        "the token table must have vocab_size rows, the size passed to new (17 here; the \
+         config's vocabularies are 11 and 13)"
     );
     assert!(
         layer.pos.requires_grad(),
@@ -112,8 +132,8 @@ fn ex01_learned_new_makes_a_trained_table() {
     let total: i64 = vars.iter().map(|t| t.numel() as i64).sum();
     assert_eq!(
         total,
-        13 * 16 + 14 * 16,
-        "parameters: 13·16 token + 14·16 position"
+        (LEARNED_VOCAB + LEARNED_MAX_LEN) * 16,
+        "parameters: 17·16 token + 19·16 position"
     );
     let pad_row = layer
         .emb
@@ -126,7 +146,7 @@ fn ex01_learned_new_makes_a_trained_table() {
         pad_row, 0.0,
         "the PAD row must start at zero, as TokenAndPosition's does"
     );
-    let std = layer.emb.ws.narrow(0, 1, 12).std(true).double_value(&[]);
+    let std = token_rows_std(&layer);
     assert!(
         (std * 4.0 - 1.0).abs() < 0.25,
         "paper init: token rows N(0, 1/d) = std 0.25 for d = 16, got std {std:.3}: reuse \
@@ -208,7 +228,7 @@ fn ex01_learned_forward_trains_only_the_rows_it_saw() {
         (&layer.pos - &before)
             .abs()
             .sum_dim_intlist(1, false, Kind::Float);
-    for r in 0..14 {
+    for r in 0..LEARNED_MAX_LEN {
         let m = moved.double_value(&[r]);
         if r < 3 {
             assert!(m > 0.0, "row {r} of the table was used but did not learn: is pos a variable?");
@@ -227,8 +247,9 @@ fn ex01_learned_new_keeps_the_init_choice() {
         init: Init::FrameworkDefault,
         ..learned_config(0.0)
     };
-    let (_vs, layer) = build(2, |p| LearnedPositions::new(p, 13, &cfg));
-    let std = layer.emb.ws.narrow(0, 1, 12).std(true).double_value(&[]);
+    let (_vs, layer) =
+        build(2, |p| LearnedPositions::new(p, LEARNED_VOCAB, &cfg));
+    let std = token_rows_std(&layer);
     assert!(
         (std - 1.0).abs() < 0.25,
         "framework-default init: token rows N(0, 1), got std {std:.3}: use cfg.init the way \

@@ -183,13 +183,16 @@ fn ex02_head_ablation_removes_exactly_one_head(
     #[case] lk: i64,
     #[case] causal: bool,
     #[values(0, 2, 3)] head: i64,
+    // The course's 4 heads, and 5 (d_k 6), so that a head count written as 4 shows.
+    #[values((32, 4), (30, 5))] width: (i64, i64),
 ) {
-    let (_vs, m) = mha(head, 32, 4);
-    let q = randn(10 + head, &[2, lq, 32]);
+    let (d, h) = width;
+    let (_vs, m) = mha(head, d, h);
+    let q = randn(10 + head, &[2, lq, d]);
     let kv = if causal {
         q.shallow_clone()
     } else {
-        randn(20 + head, &[2, lk, 32])
+        randn(20 + head, &[2, lk, d])
     };
     let mask = causal.then(|| make_causal_mask(lq, Device::Cpu));
     let before = weights_of(&m);
@@ -204,8 +207,9 @@ fn ex02_head_ablation_removes_exactly_one_head(
         &expected,
         1e-5,
         &format!(
-            "head {head} was not (only) removed: zero the per-head output [B, h, Lq, d_k] \
-             along the head dimension, before merge and W_o"
+            "{h} heads, d_model {d}: head {head} was not (only) removed: zero the per-head \
+             output [B, h, Lq, d_k] along the head dimension (mha.h of them), before merge \
+             and W_o"
         ),
     );
 }

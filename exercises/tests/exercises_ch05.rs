@@ -28,8 +28,13 @@ fn ex05_cross_sublayer_matches_the_layer(
     // shape error, and the check below names the mistake.
     #[values(4, 6)] lt: i64,
 ) {
-    let (vs, layer) =
-        build(seed, |p| DecoderLayer::new(p, &config(16, 2, 32)).unwrap());
+    // Dropout 0.1 in the layer: the sub-layer runs in inference mode, and
+    // cross_mha.forward(.., true) drops attention weights at random.
+    let cfg = TransformerConfig {
+        dropout: common::EVAL_DROPOUT,
+        ..config(16, 2, 32)
+    };
+    let (vs, layer) = build(seed, |p| DecoderLayer::new(p, &cfg).unwrap());
     // Three different LayerNorms, so that using ln1 or ln3 for ln2 shows.
     common::perturb_layer_norms(&vs, seed + 10);
     let (x, memory) =
@@ -48,8 +53,11 @@ fn ex05_cross_sublayer_matches_the_layer(
         &y,
         &(&x + a),
         1e-5,
-        "not x + CrossAttention(LN₂(x), memory): queries from ln2(x), keys and values the \
-         memory as it is, plus the residual x",
+        &format!(
+            "not x + CrossAttention(LN₂(x), memory): queries from ln2(x), keys and values \
+             the memory as it is, plus the residual x {}",
+            common::EVAL
+        ),
     );
     assert_close(
         &w,
@@ -268,10 +276,12 @@ const LM_PEAK_LR: f64 = 3e-3;
 const LM_WARMUP: usize = 100;
 const LM_LENGTHS: std::ops::Range<u64> = 3..6;
 
+/// A one-block model with dropout 0.1, so that `train` shows in its output.
 fn lm(seed: i64) -> (nn::VarStore, DecoderOnlyLm) {
     let cfg = TransformerConfig {
         num_layers: 1,
         max_len: 26,
+        dropout: common::EVAL_DROPOUT,
         ..config(32, 4, 64)
     };
     build(seed, |p| DecoderOnlyLm::new(p, &cfg).unwrap())
@@ -286,21 +296,37 @@ fn ex05_decoder_only_lm_matches_the_pipeline() {
         &[0, 0, 4, 5, BOS_ID, 5, 4],
         &[6, 0, 7, BOS_ID, 7, 0, 6],
     ]);
+    let pipeline = |train: bool| {
+        tch::no_grad(|| {
+            let mask = make_target_mask(&ids); // causal | padding
+            let mut x = m.embed.forward(&ids, train);
+            for b in &m.blocks {
+                x = b.forward(&x, &mask, train).0;
+            }
+            x.apply(&m.ln_final).apply(&m.out_proj)
+        })
+    };
     let logits = tch::no_grad(|| m.forward(&ids, false));
-    let expected = tch::no_grad(|| {
-        let mask = make_target_mask(&ids); // causal | padding
-        let mut x = m.embed.forward(&ids, false);
-        for b in &m.blocks {
-            x = b.forward(&x, &mask, false).0;
-        }
-        x.apply(&m.ln_final).apply(&m.out_proj)
-    });
     assert_close(
         &logits,
-        &expected,
+        &pipeline(false),
         1e-5,
-        "not embed → blocks → ln_final → out_proj with one causal-or-PAD mask: is PAD \
-         hidden from the later positions, and the final LayerNorm there?",
+        &format!(
+            "not embed → blocks → ln_final → out_proj with one causal-or-PAD mask: is \
+             PAD hidden from the later positions, the final LayerNorm there, and \
+             `train` passed on as given? {}",
+            common::EVAL
+        ),
+    );
+    // In training the same seed draws the same dropout masks, in the same order.
+    let got = seeded(3, || tch::no_grad(|| m.forward(&ids, true)));
+    let want = seeded(3, || pipeline(true));
+    assert_close(
+        &got,
+        &want,
+        1e-5,
+        "with train = true: pass `train` to the embedding and to every block, so that \
+         training drops out as the decoder does (the test model has dropout 0.1)",
     );
 }
 

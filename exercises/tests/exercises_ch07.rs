@@ -9,8 +9,9 @@ use rstest::rstest;
 use tch::{Device, Kind, Tensor};
 use transformer_course::mask_checks::causality_check;
 use transformer_course::transformer::{
-    make_causal_mask, make_padding_mask, make_target_mask,
+    make_causal_mask, make_padding_mask, make_target_mask, Transformer,
 };
+use transformer_course::vocab::PAD_ID;
 
 /// Two sources without PAD, so that every position is a real token.
 fn full_src() -> Tensor {
@@ -62,29 +63,65 @@ fn ex07_encoder_lookahead_measures_real_changes() {
     );
     // The numbers are the largest |Δ| per position, measured against the source as the
     // caller passed it (a copy taken before the call).
-    let src = full_src();
+    check_against_two_encodings(&m, &full_src(), 4, 12, |p| {
+        format!(
+            "position {p}: not the largest |Δ| of memory row {p} over batch and features \
+             (tokens from k = 4 on set to 12, inference mode) {EVAL}"
+        )
+    });
+}
+
+/// Runs the exercise on `src` and checks each position's number against the two
+/// sources encoded by `model.encode` (each with its own padding mask), and that
+/// `src` came back unchanged.
+fn check_against_two_encodings(
+    m: &Transformer,
+    src: &Tensor,
+    k: i64,
+    altered: i64,
+    what: impl Fn(usize) -> String,
+) {
     let original = src.copy();
-    let got = memory_change_per_position(&m, &src, 4, 12);
-    assert_unchanged(&original, &src, "src");
+    let got = memory_change_per_position(m, src, k, altered);
+    assert_unchanged(&original, src, "src");
+    let ls = src.size()[1];
     let changed = original.copy();
-    let _ = changed.narrow(1, 4, 2).fill_(12);
+    let _ = changed.narrow(1, k, ls - k).fill_(altered);
     let (a, b) = tch::no_grad(|| {
         (m.encode(&original, false).0, m.encode(&changed, false).0)
     });
     let diff = (a - b).abs(); // [B, Ls, d]
-    assert_eq!(got.len(), 6, "one value per source position");
+    assert_eq!(got.len() as i64, ls, "one value per source position");
     for (p, d) in got.iter().enumerate() {
         let expected = diff.select(1, p as i64).max().double_value(&[]);
-        assert_close_f64(
-            *d,
-            expected,
-            1e-6 * expected.max(1.0),
-            &format!(
-                "position {p}: not the largest |Δ| of memory row {p} over batch and features \
-                 (tokens from k = 4 on set to 12, inference mode) {EVAL}"
-            ),
-        );
+        assert_close_f64(*d, expected, 1e-6 * expected.max(1.0), &what(p));
     }
+}
+
+/// Each source encoded with its own padding mask: PAD written over real tokens, and
+/// real tokens written over PAD. Reusing the source's mask for the altered copy
+/// gives other numbers in both cases (with PAD-free sources and a real token as the
+/// new one, the two masks are the same and nothing shows).
+#[rstest]
+#[case::pad_written_over_tokens(full_src(), 3, PAD_ID)]
+#[case::tokens_written_over_pad(
+    common::ids(&[&[3, 4, 5, 2, PAD_ID, PAD_ID, PAD_ID], &[6, 7, 8, 9, 10, 2, PAD_ID]]),
+    4,
+    12
+)]
+fn ex07_encoder_lookahead_masks_each_source_by_its_own_pad(
+    #[case] src: Tensor,
+    #[case] k: i64,
+    #[case] altered: i64,
+) {
+    let (_vs, m) = eval_model(6, 2);
+    check_against_two_encodings(&m, &src, k, altered, |p| {
+        format!(
+            "position {p}, tokens from k = {k} on set to {altered}: the altered source \
+             must be encoded with its own padding mask (model.encode builds it from the \
+             ids it is given), not the original's {EVAL}"
+        )
+    });
 }
 
 #[test]

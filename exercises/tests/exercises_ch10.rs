@@ -61,10 +61,17 @@ fn ex10_sequence_log_prob_takes_one_pass() {
     );
     let calls = ["forward(", "decode(", "decode_with_weights(", "encode("];
     if let Some(call) = common::call_inside_loop(&code, &calls) {
+        let found = format!(
+            "ex10_sequence_log_prob calls `{call}..)` inside a loop: one model pass per prefix"
+        );
         panic!(
-            "ex10_sequence_log_prob calls `{call}..)` inside a loop: one model pass per prefix. \
-             The decoder's causal mask makes position i see only tokens ≤ i, so one \
-             teacher-forced pass over [BOS, t₁, …, tₙ₋₁] gives every log p(tᵢ | t<ᵢ) at once"
+            "{}",
+            common::shortcut_message(
+                &found,
+                "the decoder's causal mask makes position i see only tokens ≤ i, so one \
+                 teacher-forced pass over [BOS, t₁, …, tₙ₋₁] gives every log p(tᵢ | t<ᵢ) \
+                 at once"
+            )
         );
     }
 }
@@ -148,7 +155,8 @@ fn step_through(m: &Transformer, src: &Tensor, tokens: &Tensor) -> KvCache {
                     "step {t}: not the logits of a full decoder pass at position {t}. Check the \
                      new token's position (row t of the table, × √d_model on the embedding), \
                      that every layer attends over its cached keys and values plus the new \
-                     one, and that PAD keys stay hidden {EVAL}"
+                     one, that PAD keys stay hidden, and that each sub-layer has its own \
+                     LayerNorm (ln1, ln2, ln3: the test's differ) {EVAL}"
                 ),
             );
             assert_eq!(
@@ -177,7 +185,10 @@ fn ex10_kv_cache_step_equals_full_recomputation(
     #[values(0, 1)] seed: i64,
     #[values(1, 2)] layers: i64,
 ) {
-    let (_vs, m) = eval_model(seed, layers);
+    let (vs, m) = eval_model(seed, layers);
+    // Three different LayerNorms per layer: untrained ones are all the same, and
+    // ln2 (or ln1) in place of ln3 would give the same numbers.
+    common::perturb_layer_norms(&vs, seed + 30);
     let src = make_dataset(3, seed as u64 + 20).src;
     // A PAD inside the prefix (untrained models emit them) must stay a hidden key.
     let tokens = common::ids(&[
@@ -237,17 +248,29 @@ fn ex10_kv_cache_step_reads_the_cache_and_computes_one_position(
         let kept = k.narrow(2, 0, 4).equal(k0) && v.narrow(2, 0, 4).equal(v0);
         assert!(
             kept,
-            "layer {i}: the keys and values of the four earlier positions were computed \
-             again. That is the work a KV cache exists to save: each step computes only the \
-             newest position and appends it, the past stays as cached"
+            "{}",
+            common::shortcut_message(
+                &format!(
+                    "layer {i}: the keys and values of the four earlier positions were \
+                     computed again"
+                ),
+                "that is the work a KV cache exists to save: each step computes only the \
+                 newest position and appends it, the past stays as cached"
+            )
         );
     }
     let moved = common::max_abs_diff(&got, &honest);
     assert!(
         moved > 1e-3,
-        "the logits did not change when the cached keys and values did (|Δ| = {moved:e}): \
-         the step recomputed the past instead of attending over its cache. Fed one position, \
-         the decoder's self-attention reads every earlier position from the cache"
+        "{}",
+        common::shortcut_message(
+            &format!(
+                "the logits did not change when the cached keys and values did (|Δ| = \
+                 {moved:e}): the step recomputed the past instead of attending over its cache"
+            ),
+            "fed one position, the decoder's self-attention reads every earlier position \
+             from the cache"
+        )
     );
 }
 
@@ -273,10 +296,13 @@ fn ex10_kv_cache_step_embeds_only_the_newest_token() {
     }));
     let got = step.unwrap_or_else(|_| {
         panic!(
-            "the step failed on earlier tokens whose ids no embedding has (they were set to \
-             1000 in cache.tokens; PAD stayed PAD): it embedded the whole prefix again. Only \
-             the newest token is embedded, at position t; cache.tokens serves for the \
-             padding mask alone"
+            "{}",
+            common::shortcut_message(
+                "the step failed on earlier tokens whose ids no embedding has (they were set \
+                 to 1000 in cache.tokens; PAD stayed PAD): it embedded the whole prefix again",
+                "only the newest token is embedded, at position t; cache.tokens serves for \
+                 the padding mask alone"
+            )
         )
     });
     assert_close(

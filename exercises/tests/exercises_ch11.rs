@@ -10,6 +10,7 @@ use exercises::ch11_cross_attention::{
 use rstest::rstest;
 use std::sync::{Mutex, OnceLock};
 use tch::{nn, Device, Kind, Tensor};
+use transformer_course::config::TransformerConfig;
 use transformer_course::data::{encode_pair, make_dataset};
 use transformer_course::generate::{correct_rows, sign_test_p_value};
 use transformer_course::train::{fit, teacher_forcing, TrainOptions, Trainer};
@@ -33,10 +34,20 @@ fn example(digits: &[i64]) -> (Tensor, Tensor) {
 }
 
 #[rstest]
+// 2 and 8 heads besides the course's 4: a sum over the heads divided by 4 shows.
+#[case(1, 2)]
+#[case(2, 8)]
+#[case(3, 4)]
 fn ex11_cross_map_is_the_last_layer_averaged_over_heads(
-    #[values(1, 2, 3)] layers: i64,
+    #[case] layers: i64,
+    #[case] heads: i64,
 ) {
-    let (_vs, m) = eval_model(layers, layers);
+    let cfg = TransformerConfig {
+        num_heads: heads,
+        dropout: common::EVAL_DROPOUT,
+        ..tiny_config(layers)
+    };
+    let (_vs, m) = common::model_with(cfg, layers);
     let (src, tgt_in) = example(&[8, 1, 5, 9]);
     let map = cross_attention_map(&m, &src, &tgt_in);
     let expected = tch::no_grad(|| {
@@ -57,8 +68,9 @@ fn ex11_cross_map_is_the_last_layer_averaged_over_heads(
         &expected,
         1e-6,
         &format!(
-            "{layers} layer(s): not the last layer's cross-attention, averaged over the heads \
-             (dimension 0 once the batch is dropped), [Lt, Ls] {EVAL}"
+            "{layers} layer(s), {heads} heads: not the last layer's cross-attention, \
+             averaged over the heads (dimension 0 once the batch is dropped), [Lt, Ls] \
+             {EVAL}"
         ),
     );
     let sums = map.sum_dim_intlist(-1, false, Kind::Float);
@@ -479,8 +491,21 @@ fn zero_out_rows(lin: &nn::Linear, dims: &[i64]) {
     });
 }
 
+/// Weight 1 and bias 0 on dimensions `dims` of a LayerNorm.
+fn pass_dims_through(ln: &nn::LayerNorm, dims: &[i64]) {
+    for &d in dims {
+        if let Some(ws) = &ln.ws {
+            let _ = ws.get(d).fill_(1.0);
+        }
+        if let Some(bs) = &ln.bs {
+            let _ = bs.get(d).zero_();
+        }
+    }
+}
+
 /// Makes head `head` of the self-attention in `layer` of the encoder or the
-/// decoder a previous-token head, by hand. The token embeddings are zeroed,
+/// decoder (or of the decoder's cross-attention, keys from the source positions)
+/// a previous-token head, by hand. The token embeddings are zeroed,
 /// so that the residual stream starts as the position table, and the sub-layers below
 /// write nothing into the residual stream (their attention weights are still
 /// there for the finder to score), so it holds the sinusoid there; LayerNorm
@@ -498,6 +523,7 @@ fn plant_previous_token_head(
 ) {
     let dims = plant_dims();
     let d_model = m.config.d_model;
+    let every_row: Vec<i64> = (0..d_model).collect();
     tch::no_grad(|| {
         for emb in [&m.encoder.embed.emb, &m.decoder.embed.emb] {
             let _ = emb.ws.shallow_clone().zero_();
@@ -511,31 +537,39 @@ fn plant_previous_token_head(
                     }
                     _ => {
                         let d = &m.decoder.layers[l];
+                        let ln = match kind {
+                            AttentionKind::Cross => &d.ln2,
+                            _ => &d.ln1,
+                        };
                         (
                             vec![
                                 &d.self_mha.W_o,
                                 &d.cross_mha.W_o,
                                 &d.ffn.lin2,
                             ],
-                            vec![&d.ln1],
+                            vec![ln],
                         )
                     }
                 };
             for ln in lns {
-                for &d in &dims {
-                    if let Some(ws) = &ln.ws {
-                        let _ = ws.get(d).fill_(1.0);
-                    }
-                    if let Some(bs) = &ln.bs {
-                        let _ = bs.get(d).zero_();
-                    }
-                }
+                pass_dims_through(ln, &dims);
             }
             if l < layer {
                 for lin in below {
-                    zero_out_rows(lin, &(0..d_model).collect::<Vec<_>>());
+                    zero_out_rows(lin, &every_row);
                 }
             }
+        }
+        if kind == AttentionKind::Cross {
+            // The keys are the memory: with an encoder that writes nothing it is
+            // its final LayerNorm of the position table. And the layer's own
+            // self-attention writes nothing, so its queries read the table too.
+            for e in &m.encoder.layers {
+                zero_out_rows(&e.mha.W_o, &every_row);
+                zero_out_rows(&e.ffn.lin2, &every_row);
+            }
+            pass_dims_through(&m.encoder.ln_final, &dims);
+            zero_out_rows(&m.decoder.layers[layer].self_mha.W_o, &every_row);
         }
         let mha = attention_module(m, kind, layer);
         let d_k = mha.d_k;
@@ -621,6 +655,125 @@ fn ex11_find_a_head_names_a_planted_previous_token_head(
         planted,
         1e-5,
         "the score reported for the head found (its previous_token_score, inference mode)",
+    );
+}
+
+/// (kind, layer, head, score) of every self-attention head, in the finder's order:
+/// the encoder's layers, then the decoder's, heads in order.
+fn self_attention_scores(
+    m: &Transformer,
+    src: &Tensor,
+    tgt_in: &Tensor,
+) -> Vec<(AttentionKind, usize, i64, f64)> {
+    let (enc_w, dec_w) = every_weight(m, src, tgt_in);
+    enc_w
+        .iter()
+        .enumerate()
+        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, src))
+        .chain(dec_w.iter().enumerate().map(|(l, w)| {
+            (AttentionKind::DecoderSelf, l, &w.self_attn, tgt_in)
+        }))
+        .flat_map(|(kind, layer, w, tokens)| {
+            score_by_loops(w, tokens, Wrong::None)
+                .into_iter()
+                .enumerate()
+                .map(move |(head, s)| (kind, layer, head as i64, s))
+        })
+        .collect()
+}
+
+#[rstest]
+#[case(0, 1)]
+#[case(1, 3)]
+fn ex11_find_a_head_scores_self_attention_only(
+    #[case] layer: usize,
+    #[case] head: i64,
+) {
+    // A previous-token pattern planted in a cross-attention head, stronger than
+    // any self-attention head: the exercise asks for self-attention heads only.
+    let (_vs, m) = tiny_model(5, 2);
+    plant_previous_token_head(&m, AttentionKind::Cross, layer, head);
+    let (src, _, tgt_in) = reversal_batch(32, 7);
+    let (_, dec_w) = every_weight(&m, &src, &tgt_in);
+    let cross = score_by_loops(&dec_w[layer].cross_attn, &tgt_in, Wrong::None)
+        [head as usize];
+    let scored = self_attention_scores(&m, &src, &tgt_in);
+    let mut best = scored[0];
+    for s in &scored {
+        if s.3 > best.3 {
+            best = *s;
+        }
+    }
+    assert!(
+        cross > 0.9 && cross > best.3 + 0.1,
+        "test bug: the planted cross-attention head scores {cross:.3}, the best \
+         self-attention head {:.3}",
+        best.3
+    );
+    let found = find_previous_token_head(&m, &src, &tgt_in);
+    assert_eq!(
+        (found.kind, found.layer, found.head),
+        (best.0, best.1, best.2),
+        "the cross-attention of layer {layer}, head {head}, looks at the source \
+         position before each decoder position (score {cross:.3}), but the exercise \
+         scores self-attention only: the best self-attention head is the {} attention \
+         of layer {}, head {} ({:.3}); the finder named the {} attention of layer {}, \
+         head {} ({:.3})",
+        best.0.name(),
+        best.1,
+        best.2,
+        best.3,
+        found.kind.name(),
+        found.layer,
+        found.head,
+        found.score
+    );
+}
+
+#[test]
+fn ex11_find_a_head_keeps_the_first_of_equal_scores() {
+    // W_q and W_k of every self-attention zeroed: every score is 0, every row of
+    // weights uniform over the keys its mask leaves, the same in every head of every
+    // layer of a stack, so heads tie exactly. The statement's rule: the first one met
+    // (encoder before decoder, lower layers and heads first). `max_by` and `>=` keep
+    // the last.
+    let (_vs, m) = tiny_model(5, 2);
+    tch::no_grad(|| {
+        let enc = m.encoder.layers.iter().map(|l| &l.mha);
+        let dec = m.decoder.layers.iter().map(|l| &l.self_mha);
+        for mha in enc.chain(dec) {
+            for lin in [&mha.W_q, &mha.W_k] {
+                let _ = lin.ws.shallow_clone().zero_();
+                if let Some(b) = &lin.bs {
+                    let _ = b.shallow_clone().zero_();
+                }
+            }
+        }
+    });
+    let (src, _, tgt_in) = reversal_batch(16, 3);
+    let scored = self_attention_scores(&m, &src, &tgt_in);
+    let best = scored.iter().map(|s| s.3).fold(f64::MIN, f64::max);
+    let tied: Vec<_> = scored
+        .iter()
+        .filter(|s| (s.3 - best).abs() < 1e-9)
+        .collect();
+    assert!(tied.len() >= 2, "test bug: no tie at the top ({scored:?})");
+    let first = tied[0];
+    let found = find_previous_token_head(&m, &src, &tgt_in);
+    assert_eq!(
+        (found.kind, found.layer, found.head),
+        (first.0, first.1, first.2),
+        "{} heads tie at the top score {best:.4} (every self-attention uniform): the \
+         finder must name the first one met — {} attention, layer {}, head {} — and \
+         named {} attention, layer {}, head {}. Replace the best only on a strictly \
+         higher score (`max_by` and `>=` keep the last of equal ones)",
+        tied.len(),
+        first.0.name(),
+        first.1,
+        first.2,
+        found.kind.name(),
+        found.layer,
+        found.head
     );
 }
 

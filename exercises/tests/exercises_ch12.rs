@@ -145,11 +145,17 @@ fn chunked_and_checked(
     let distinct = kv_at.iter().filter(|&&at| at != kv_at[0]).count();
     assert!(
         distinct == 0,
-        "chunk {chunk}: `attend` got new K and V tensors in {distinct} of its {} calls: the \
-         keys and values were projected again (or copied) for every block of queries. Only \
-         the queries are cut; project K and V once, before the loop, and give every block \
-         the same ones",
-        kv_at.len()
+        "{}",
+        common::shortcut_message(
+            &format!(
+                "chunk {chunk}: `attend` got new K and V tensors in {distinct} of its {} \
+                 calls: the keys and values were projected again (or copied) for every \
+                 block of queries",
+                kv_at.len()
+            ),
+            "only the queries are cut; project K and V once, before the loop, and give \
+             every block the same ones"
+        )
     );
     assert!(
         !calls.is_empty(),
@@ -159,9 +165,15 @@ fn chunked_and_checked(
     for &(rows, keys) in &calls {
         assert!(
             rows <= chunk,
-            "chunk {chunk}: one call to `attend` held {rows} query rows. The point of the \
-             exercise is that scores exist for at most `chunk` queries at once: cut the \
-             queries into blocks of `chunk` rows (calls: (queries, keys) = {calls:?})"
+            "{}",
+            common::shortcut_message(
+                &format!(
+                    "chunk {chunk}: one call to `attend` held {rows} query rows (calls: \
+                     (queries, keys) = {calls:?})"
+                ),
+                "scores exist for at most `chunk` queries at once: cut the queries into \
+                 blocks of `chunk` rows"
+            )
         );
         assert!(
             keys == l,
@@ -247,10 +259,15 @@ fn check_online(
         let stale = reference(q, &Tensor::cat(&ks, -2), &Tensor::cat(&vs, -2));
         assert!(
             got.size() != stale.size() || common::max_abs_diff(&got, &stale) > tol,
-            "block {block}: the blocks were kept and used only after the last one had \
-             arrived, by then each of them overwritten by it. The point of the online softmax \
-             is that all the keys never exist at once, nor all the scores: fold each block \
-             into the running maximum, denominator and value sum as it arrives"
+            "{}",
+            common::shortcut_message(
+                &format!(
+                    "block {block}: the blocks were kept and used only after the last one \
+                     had arrived, by then each of them overwritten by it"
+                ),
+                "all the keys never exist at once, nor all the scores: fold each block into \
+                 the running maximum, denominator and value sum as it arrives"
+            )
         );
     }
     assert_close(&got, &want, tol, why);
@@ -365,13 +382,19 @@ fn ex12_online_softmax_holds_one_block_at_a_time() {
     let grew = seen.iter().max().expect("one value") - first;
     assert!(
         grew < all / 2,
-        "by the last block the process held {} KiB more than when the first was asked for, \
-         {:.0}% of all the keys and values ({} KiB): copies of the blocks were kept. The \
-         online softmax holds one block at a time: fold each block into m, ℓ and the value \
-         sum, then let it go",
-        grew / 1024,
-        100.0 * grew as f64 / all as f64,
-        all / 1024
+        "{}",
+        common::shortcut_message(
+            &format!(
+                "by the last block the process held {} KiB more than when the first was \
+                 asked for, {:.0}% of all the keys and values ({} KiB): copies of the \
+                 blocks were kept",
+                grew / 1024,
+                100.0 * grew as f64 / all as f64,
+                all / 1024
+            ),
+            "the online softmax holds one block at a time: fold each block into m, ℓ and \
+             the value sum, then let it go"
+        )
     );
     assert_close(
         &got,

@@ -208,10 +208,25 @@ fn panic_message(body: &[&str]) -> String {
         .to_string()
 }
 
+/// The words that open the message of an exercise test that caught a shortcut:
+/// numbers that come out right, reached another way than the exercise teaches.
+/// The tests write it with `common::shortcut_message`, which also puts a line
+/// starting with `SHORTCUT_TEACHES` after it.
+pub const SHORTCUT_MARK: &str = "shortcut:";
+/// Opens the line of a shortcut's message that says what the exercise teaches.
+pub const SHORTCUT_TEACHES: &str = "the exercise:";
+
 /// Where an exercise stands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
     Done,
+    /// Every test that failed caught a shortcut: the numbers are right, the way
+    /// is not the one the exercise teaches. The first such test, and the sentence
+    /// of its message that says what the exercise teaches.
+    Shortcut {
+        test: String,
+        teaches: String,
+    },
     /// Every test stopped at one of the exercise's own `todo!()`s.
     NotStarted,
     /// Some of its regions are written (their tests pass), others are still `todo!()`.
@@ -245,6 +260,9 @@ impl Status {
             ),
             Status::Failing { test, reason } => {
                 (format!("failing: {test}"), Some(reason.clone()))
+            }
+            Status::Shortcut { test, teaches } => {
+                (format!("shortcut, not done: {test}"), Some(teaches.clone()))
             }
             Status::NoResult { why } => ("no result".into(), Some(why.clone())),
         }
@@ -292,7 +310,10 @@ pub fn status_of(exercise: &Exercise, run: &TestRun) -> Status {
         todo_region(message(r))
             .is_some_and(|reg| exercise.regions.iter().any(|x| x == reg))
     };
-    if let Some(first) = failed.iter().find(|r| !own_todo(r)) {
+    let shortcut =
+        |r: &TestResult| message(r).trim_start().starts_with(SHORTCUT_MARK);
+    // A wrong answer comes first: it is what to fix before the way matters.
+    if let Some(first) = failed.iter().find(|r| !own_todo(r) && !shortcut(r)) {
         let msg = message(first);
         let reason = match todo_region(msg) {
             Some(other) => format!("needs {other}, which is still todo!()"),
@@ -301,6 +322,19 @@ pub fn status_of(exercise: &Exercise, run: &TestRun) -> Status {
         return Status::Failing {
             test: first.name.clone(),
             reason,
+        };
+    }
+    if let Some(first) = failed.iter().find(|r| shortcut(r)) {
+        let msg = message(first);
+        let teaches = msg
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(SHORTCUT_TEACHES))
+            .unwrap_or(msg)
+            .trim()
+            .to_string();
+        return Status::Shortcut {
+            test: first.name.clone(),
+            teaches,
         };
     }
     if failed.len() == mine.len() {
@@ -353,11 +387,13 @@ pub fn render(rows: &[(Exercise, Status)]) -> String {
             word
         );
         if let Some(d) = detail {
-            out += &format!(
-                "{}  {}\n",
-                " ".repeat(2 + 2 + id_width + 2 + 5),
-                cut(&d, 100)
-            );
+            // What an exercise teaches is said in full; a failure's first line is cut.
+            let d = match s {
+                Status::Shortcut { .. } => d,
+                _ => cut(&d, 100),
+            };
+            out +=
+                &format!("{}  {}\n", " ".repeat(2 + 2 + id_width + 2 + 5), d);
         }
     }
     let done = rows.iter().filter(|(_, s)| s.is_done()).count();
@@ -365,15 +401,25 @@ pub fn render(rows: &[(Exercise, Status)]) -> String {
         .iter()
         .filter(|(_, s)| *s == Status::NotStarted)
         .count();
+    let shortcuts = rows
+        .iter()
+        .filter(|(_, s)| matches!(s, Status::Shortcut { .. }))
+        .count();
     out += &format!(
-        "\n{done} of {} exercises done, {not_started} not started, {} in progress or failing.\n",
+        "\n{done} of {} exercises done, {not_started} not started, {shortcuts} solved by a \
+         shortcut, {} in progress or failing.\n",
         rows.len(),
-        rows.len() - done - not_started
+        rows.len() - done - not_started - shortcuts
     );
     let next = rows
         .iter()
         .find(|(_, s)| {
-            matches!(s, Status::Failing { .. } | Status::InProgress { .. })
+            matches!(
+                s,
+                Status::Failing { .. }
+                    | Status::InProgress { .. }
+                    | Status::Shortcut { .. }
+            )
         })
         .or_else(|| rows.iter().find(|(_, s)| !s.is_done()));
     if let Some((e, _)) = next {
@@ -658,6 +704,7 @@ running 3 tests
 test ex07_weight_on_pad_of_known_weights ... ok
 test ex07_encoder_lookahead_moves_every_memory_row::k_1_1::seed_1_0 ... FAILED
 test ex07_encoder_lookahead_measures_real_changes ... FAILED
+test ex07_weight_on_pad_is_written_by_hand ... FAILED
 
 failures:
 
@@ -670,12 +717,18 @@ thread 'ex07_encoder_lookahead_measures_real_changes' panicked at exercises/src/
 libtorch: mat1 and mat2 shapes cannot be multiplied (4x8 and 6x8)
 (the first sentence of libtorch's error)
 
+---- ex07_weight_on_pad_is_written_by_hand stdout ----
+thread 'ex07_weight_on_pad_is_written_by_hand' panicked at exercises/tests/common/shortcuts.rs:839:9:
+shortcut: ex07_weight_on_pad calls `weight_on_pad` in its region. The numbers come out right, but the exercise is not done.
+the exercise: sum each query row's weights on PAD keys yourself
+
 
 failures:
     ex07_encoder_lookahead_measures_real_changes
     ex07_encoder_lookahead_moves_every_memory_row::k_1_1::seed_1_0
+    ex07_weight_on_pad_is_written_by_hand
 
-test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.26s
+test result: FAILED. 1 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.26s
 
 error: test failed, to rerun pass `-p exercises --test exercises_ch07`
      Running tests/exercises_ch08.rs (target/debug/deps/exercises_ch08-25ac59e5f6c62e7a)
@@ -702,9 +755,9 @@ error: 4 targets failed:
     #[test]
     fn results_are_attributed_to_their_binary() {
         let run = parse_test_output(RUN);
-        assert_eq!(run.results.len(), 9);
+        assert_eq!(run.results.len(), 10);
         assert_eq!(run.count(Outcome::Ok), 4);
-        assert_eq!(run.failed().len(), 5);
+        assert_eq!(run.failed().len(), 6);
         let first = &run.results[0];
         assert_eq!(first.binary, "exercises_ch01");
         assert_eq!(first.name, "ex01_learned_new_makes_a_trained_table");
@@ -769,7 +822,11 @@ error: 4 targets failed:
         );
         assert_eq!(
             status(&ex("ex07_weight_on_pad", 1, &["ex07_weight_on_pad"])),
-            Status::Done
+            Status::Shortcut {
+                test: "ex07_weight_on_pad_is_written_by_hand".into(),
+                teaches: "sum each query row's weights on PAD keys yourself".into()
+            },
+            "its other test passes, so only the shortcut stands between it and done"
         );
         assert!(matches!(
             status(&ex("ex08_copy_dataset", 1, &["ex08_copy_dataset"])),
@@ -806,6 +863,13 @@ error: 4 targets failed:
                     reason: "shapes differ".into(),
                 },
             ),
+            (
+                ex("ex03_d", 2, &["ex03_d"]),
+                Status::Shortcut {
+                    test: "ex03_d_by_hand".into(),
+                    teaches: "x".repeat(120),
+                },
+            ),
         ];
         let table = render(&rows);
         let lines: Vec<&str> = table.lines().collect();
@@ -814,8 +878,18 @@ error: 4 targets failed:
         assert_eq!(lines[2], "01  ex01_bb   ★★★    not started");
         assert_eq!(lines[3], "02  ex02_c    ★★     failing: ex02_c_works");
         assert_eq!(lines[4].trim(), "shapes differ");
+        assert_eq!(
+            lines[5],
+            "03  ex03_d    ★★     shortcut, not done: ex03_d_by_hand"
+        );
+        assert_eq!(
+            lines[6].trim(),
+            "x".repeat(120),
+            "what the exercise teaches, in full"
+        );
         assert!(table.contains(
-            "1 of 3 exercises done, 1 not started, 1 in progress or failing."
+            "1 of 4 exercises done, 1 not started, 1 solved by a shortcut, 1 in progress \
+             or failing."
         ));
         assert!(
             table.contains("Next: ex02_c"),

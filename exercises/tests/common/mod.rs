@@ -62,6 +62,18 @@ pub fn seeded<T>(seed: i64, f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// The message of a test that caught a shortcut: `found` says what the solution
+/// did (its numbers can be right), `teaches` what the exercise asks for instead.
+/// Its first words and its second line's are what `cargo xtask progress` looks
+/// for (xtask's `SHORTCUT_MARK` and `SHORTCUT_TEACHES`): it reports the exercise as
+/// solved by a shortcut, with the `teaches` sentence, not as done nor as wrong.
+pub fn shortcut_message(found: &str, teaches: &str) -> String {
+    format!(
+        "shortcut: {found}. The numbers can come out right, but the exercise is not \
+         done.\nthe exercise: {teaches}"
+    )
+}
+
 /// Standard normal fp32 numbers of `shape`, drawn from `seed`.
 pub fn randn(seed: i64, shape: &[i64]) -> Tensor {
     seeded(seed, || Tensor::randn(shape, (Kind::Float, Device::Cpu)))

@@ -836,12 +836,12 @@ pub fn assert_written_by_hand(source: &str, id: &str, calls: &[(&str, &str)]) {
         } else {
             format!(" (written `{}`)", hit.written)
         };
-        panic!(
+        let found = format!(
             "{id} calls {call}{via} in {}: that is the course's own version of what this \
-             exercise asks you to write. The numbers come out right, but the exercise is \
-             not done: {instead}",
+             exercise asks you to write",
             hit.place
         );
+        panic!("{}", super::shortcut_message(&found, instead));
     }
 }
 
