@@ -621,7 +621,7 @@ fn a_path_with_a_newline_is_named_whole() {
 /// `.history.tsv`) does not is refused before training, not after it.
 #[test]
 fn a_name_too_long_for_its_history_is_refused_before_training() {
-    let dir = temp_dir("long-name");
+    let dir = temp_dir("history-name-too-long");
     let out = dir.join("a".repeat(250));
     let mut cmd = command(TRAIN, &["--out", path_str(&out)]);
     let r = finish(cmd.args(QUICK));

@@ -666,20 +666,21 @@ fn self_attention_scores(
     tgt_in: &Tensor,
 ) -> Vec<(AttentionKind, usize, i64, f64)> {
     let (enc_w, dec_w) = every_weight(m, src, tgt_in);
-    enc_w
-        .iter()
-        .enumerate()
-        .map(|(l, w)| (AttentionKind::EncoderSelf, l, w, src))
-        .chain(dec_w.iter().enumerate().map(|(l, w)| {
-            (AttentionKind::DecoderSelf, l, &w.self_attn, tgt_in)
-        }))
-        .flat_map(|(kind, layer, w, tokens)| {
-            score_by_loops(w, tokens, Wrong::None)
-                .into_iter()
-                .enumerate()
-                .map(move |(head, s)| (kind, layer, head as i64, s))
-        })
-        .collect()
+    let mut scores = Vec::new();
+    let mut add =
+        |kind: AttentionKind, layer: usize, w: &Tensor, tokens: &Tensor| {
+            let by_head = score_by_loops(w, tokens, Wrong::None);
+            for (head, s) in by_head.into_iter().enumerate() {
+                scores.push((kind, layer, head as i64, s));
+            }
+        };
+    for (layer, w) in enc_w.iter().enumerate() {
+        add(AttentionKind::EncoderSelf, layer, w, src);
+    }
+    for (layer, w) in dec_w.iter().enumerate() {
+        add(AttentionKind::DecoderSelf, layer, &w.self_attn, tgt_in);
+    }
+    scores
 }
 
 #[rstest]
