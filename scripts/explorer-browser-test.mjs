@@ -809,6 +809,35 @@ async function arrowKeys(s, url) {
   }
 }
 
+/**
+ * Leaving the page and coming back (Back, then a reload, so that no browser
+ * cache can keep the page alive for us) brings back the input, the switched-off
+ * heads and the chosen step.
+ */
+async function backButton(s, url) {
+  await s.type("#ex-input", "7 3 0 9 5");
+  await s.click('input.ex-head[data-kind="cross"][data-layer="0"][data-head="2"]');
+  await s.settle(); // the decode rebuilds the steps' table
+  await s.click('tr.ex-step[data-step="1"] .ex-step-button');
+  await s.settle();
+  const look = () => s.js(`return [document.querySelector('#ex-input').value,
+    document.querySelector('#ex-off').textContent, document.querySelector('#ex-step').value].join(' | ')`);
+  const before = await look();
+  await s.open(new URL("introduction.html", url).href);
+  await s.cmd("POST", "/back", {});
+  await s.until("return location.href === arguments[0]".replace("arguments[0]", JSON.stringify(url)), "Back");
+  // The mark goes with the old page: waiting for it to be gone waits for the reload.
+  await s.js("window.__explorerBeforeReload = 1; setTimeout(() => location.reload(), 0)");
+  await s.until(`return !window.__explorerBeforeReload && (${ready.replace("return ", "")})`,
+    "the explorer to start again");
+  await s.settle();
+  const after = await look();
+  check(after === before, "Back to the page (and a reload) brings back the input, the switched-off heads and the chosen step",
+    `${before} → ${after}`);
+  await s.click("#ex-all-on");
+  await s.settle();
+}
+
 /** The step the reader chose survives a new decode while the new run has it. */
 async function chosenStep(s) {
   await s.type("#ex-input", "7 3 0 9 5");
@@ -1104,6 +1133,7 @@ try {
     await step(url, "pointer", () => pointer(s));
     await step(url, "arrow keys", () => arrowKeys(s, url));
     await step(url, "the chosen step", () => chosenStep(s));
+    await step(url, "Back", () => backButton(s, url));
     await step(url, "zoom", () => zoom(s));
     await step(url, "the layer box", () => layerBox(s));
     await step(url, "the shipped weights' name", () => shippedName(s));

@@ -52,6 +52,7 @@
     loads: 0, // files picked and answered: loaded, refused or cancelled
     cursor: null, // the cell read with the keyboard: { kind, layer, head, i, j }
     worker: false, // whether decodes run in a worker, off the page's thread
+    picked: null, // the name of the reader's own checkpoint, when one is shown
   };
 
   // ---- building the page -----------------------------------------------------
@@ -278,6 +279,7 @@
   }
 
   function schedule(delay = 0) {
+    remember();
     generation++;
     markPending(true);
     clearTimeout(timer);
@@ -592,6 +594,41 @@
       }));
     }
     if (state.cursor) readCell();
+    remember();
+  }
+
+  // ---- the reader's choices, kept across Back and Forward ---------------------------
+  /**
+   * Keeps what the reader chose (the input, the switched-off heads, the chosen
+   * step, the name of a picked file) in this page's history entry: leaving the
+   * page and coming back with Back, or reloading it, brings them back.
+   */
+  function remember() {
+    const kept = { input: input.value, off: state.off, step: state.step, picked: state.picked };
+    try {
+      history.replaceState({ ...(history.state || {}), explorer: kept }, "");
+    } catch (e) {
+      // Some browsers refuse it for file:// pages; the choices are then not kept.
+    }
+  }
+
+  /** Puts back what `remember` kept, on the course's weights; a picked file must be picked again. */
+  function restore() {
+    const kept = history.state && history.state.explorer;
+    if (!kept || !state.off) return;
+    if (typeof kept.input === "string") input.value = kept.input;
+    const fits = (off, now) => Array.isArray(off) && off.length === now.length &&
+      off.every((heads, l) => Array.isArray(heads) && heads.length === now[l].length &&
+        heads.every((o) => typeof o === "boolean"));
+    if (kept.off && KINDS.every((k) => fits(kept.off[k.key], state.off[k.key]))) state.off = kept.off;
+    if (Number.isInteger(kept.step) && kept.step >= 0) state.step = kept.step;
+    if (typeof kept.picked === "string") {
+      loadMessage.className = "";
+      loadMessage.textContent = `You had picked ${kept.picked}; a page cannot keep a file once you leave it, so ` +
+        "these are the course's weights again, with your input and switches. Pick the file again to see it.";
+    }
+    showSwitches();
+    schedule(0);
   }
 
   const cursorOn = (at) => {
@@ -799,6 +836,7 @@
       return;
     }
     const loaded = C.load_shipped(shipped);
+    state.picked = null;
     const { config, metadata } = loaded;
     if (worker) worker.postMessage({ type: "set", gen, values: Object.fromEntries(loaded.values), config });
     // Named by what identifies the weights: the checksum of the trained
@@ -863,6 +901,7 @@
     const { name, when } = state.loading;
     endLoading();
     if (worker) worker.postMessage({ type: "use", gen });
+    state.picked = name;
     setModel(config, ["your checkpoint ", el("code", {}, name), ` (${M.shape_summary(config)}), read at ${when}`],
       gen, local);
     loadMessage.className = "ex-loaded";
@@ -929,5 +968,11 @@
   window.explorer = { state, time, decodeNow };
   clearResult();
   startWorker();
+  const kept = history.state && history.state.explorer;
   useShipped();
+  // useShipped remembered its own fresh state; put back what the reader had.
+  if (kept) {
+    history.replaceState({ ...history.state, explorer: kept }, "");
+    restore();
+  }
 })();
