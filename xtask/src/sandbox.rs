@@ -135,13 +135,16 @@ impl Sandbox {
             &"--perms", &"1777", &"--size", &tmp_bytes, &"--tmpfs", &"/tmp",
         ]);
         // bwrap makes a mount point's missing parents 0700, which the sandbox's user
-        // could not cross: make them 0755 first (they are empty folders).
+        // could not cross: make them 0755 first (they are empty folders). Inside
+        // the fresh /tmp too, where a course cloned under /tmp lives; /tmp itself
+        // keeps its 1777.
         let mut made = std::collections::BTreeSet::new();
         for p in self.read_only.iter().chain(&self.writable) {
             for dir in ancestors(p) {
-                let skip = ["/usr", "/etc", "/proc", "/dev", "/tmp"]
-                    .iter()
-                    .any(|s| dir.starts_with(s));
+                let skip = dir == Path::new("/tmp")
+                    || ["/usr", "/etc", "/proc", "/dev"]
+                        .iter()
+                        .any(|s| dir.starts_with(s));
                 if !skip && made.insert(dir.clone()) {
                     push(&[&"--perms", &"0755", &"--dir", &dir]);
                 }
@@ -278,4 +281,51 @@ pub fn give(dir: &Path, uid: u32) -> Result<()> {
         bail!("cannot give {} to user id {uid}", dir.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A course cloned under /tmp: the folders between the sandbox's fresh /tmp
+    /// and the workspace are made crossable (0755), /tmp itself is left 1777.
+    #[test]
+    fn a_workspace_under_tmp_is_reachable() {
+        let sandbox = Sandbox {
+            uid: 61041,
+            read_only: vec![PathBuf::from("/tmp/clone/.libtorch")],
+            writable: vec![PathBuf::from(
+                "/tmp/clone/target/mutants/workspace",
+            )],
+            hidden: vec![],
+            tmp_mb: 256,
+        };
+        let args: Vec<String> = sandbox
+            .bwrap_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let made: Vec<&str> = args
+            .windows(2)
+            .filter(|w| w[0] == "--dir")
+            .map(|w| w[1].as_str())
+            .collect();
+        for dir in [
+            "/tmp/clone",
+            "/tmp/clone/target",
+            "/tmp/clone/target/mutants",
+        ] {
+            assert!(made.contains(&dir), "{dir} is not made 0755: {made:?}");
+        }
+        assert!(
+            !made.contains(&"/tmp"),
+            "/tmp would lose its 1777: {made:?}"
+        );
+        let tmpfs = args.iter().position(|a| a == "/tmp").unwrap();
+        let first_dir = args.iter().position(|a| a == "--dir").unwrap();
+        assert!(
+            tmpfs < first_dir,
+            "the folders must be made inside the new /tmp"
+        );
+    }
 }
