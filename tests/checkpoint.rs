@@ -92,9 +92,12 @@ fn the_same_weights_give_the_same_bytes() {
 fn racing_saves_each_land_a_whole_file_and_leave_no_temporary() {
     let (vs, m) = model_with(tiny_config(), 0);
     let path = temp_path("race");
+    // Eight at once: each one's clean-up of dead writers' temporaries runs
+    // while the others create theirs, and must never take a live one.
     std::thread::scope(|s| {
-        s.spawn(|| save_checkpoint(&vs, &m.config, &path).unwrap());
-        s.spawn(|| save_checkpoint(&vs, &m.config, &path).unwrap());
+        for _ in 0..8 {
+            s.spawn(|| save_checkpoint(&vs, &m.config, &path).unwrap());
+        }
     });
     assert_eq!(files_in(path.parent().unwrap()), ["model.safetensors"]);
     assert!(load_checkpoint(&path, Device::Cpu).is_ok());

@@ -720,22 +720,33 @@ fn create_temporary(path: &Path) -> std::io::Result<(PathBuf, File)> {
         .extension()
         .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
     let mode = mode_for(path);
-    let (file, tmp) = tempfile::Builder::new()
-        .prefix(&temporary_prefix(path))
-        .suffix(&ext)
-        // Private while being written; `path`'s own mode once it is ours.
-        .permissions(fs::Permissions::from_mode(0o600))
-        .tempfile_in(folder_of(path))?
-        .keep()
-        .map_err(|e| e.error)?;
-    let ready = file
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .and_then(|()| lock(&file, false));
-    if let Err(e) = ready {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
+    // Between the file's creation and its lock, another run's
+    // `remove_stale_temporaries` can take it for a dead writer's and remove
+    // it. So: lock, then check that the name is still this file; if it is, no
+    // one can remove it any more (that needs the lock); if not, another name.
+    for _ in 0..16 {
+        let (file, tmp) = tempfile::Builder::new()
+            .prefix(&temporary_prefix(path))
+            .suffix(&ext)
+            // Private while being written; `path`'s own mode once it is ours.
+            .permissions(fs::Permissions::from_mode(0o600))
+            .tempfile_in(folder_of(path))?
+            .keep()
+            .map_err(|e| e.error)?;
+        let ready = lock(&file, false).and_then(|()| {
+            file.set_permissions(fs::Permissions::from_mode(mode))
+        });
+        if let Err(e) = ready {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        if still_the_same(&tmp, &file) {
+            return Ok((tmp, file));
+        }
     }
-    Ok((tmp, file))
+    Err(std::io::Error::other(
+        "another run kept removing this run's temporaries",
+    ))
 }
 
 /// The permissions a file written to `path` gets: those of the file there now,
