@@ -668,23 +668,41 @@ fn a_small_address_space_is_an_error_not_an_abort() {
 }
 
 /// With --save-on-interrupt, a second signal ends the run at once, and says
-/// that nothing was saved.
+/// that nothing was saved. The second is sent once the first's note is out
+/// (two signals pending at once would merge into one), in an epoch long
+/// enough not to end first.
 #[test]
 fn a_second_interrupt_says_nothing_was_saved() {
+    use std::io::Read;
     let dir = temp_dir("second-interrupt");
     let out = dir.join("model.safetensors");
-    let child = long_run_saving_on_interrupt(&out);
+    let args = ["--epochs", "1000", "--train-samples", "8192"];
+    let mut child = command(TRAIN, &["--out", path_str(&out)])
+        .args(args)
+        .arg("--save-on-interrupt")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut child, "optimizer=");
     signal(&child, libc::SIGINT);
-    // Long enough for the first to be delivered (two pending ones would merge),
-    // well short of the epoch's end.
-    std::thread::sleep(Duration::from_millis(20));
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "ended: {seen}");
+        seen += &line;
+        if line.starts_with("interrupted: the model will be saved") {
+            break;
+        }
+    }
     signal(&child, libc::SIGINT);
-    let done = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(130), "{err}");
+    err.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
     assert!(
-        err.contains("interrupted again: nothing was saved"),
-        "{err}"
+        seen.contains("interrupted again: nothing was saved"),
+        "{seen}"
     );
 }
 
