@@ -35,7 +35,10 @@
 //!   block below it, and the range would then cut a table in two without a word;
 //! * a chapter page NN_*.md that includes no outputs/ file although a chapter binary
 //!   chapters/NN_*.rs exists;
-//! * a SUMMARY.md entry whose page does not exist.
+//! * a SUMMARY.md entry whose page does not exist;
+//! * a glossary term without an anchor, or one whose first mention on the page for
+//!   instructors is neither linked to its definition nor defined there
+//!   ([`crate::terms`]).
 //!
 //! `cargo xtask check-book --width` runs one check alone, strictly: no line of any
 //! outputs/ file, header included, wider than the page, with no exception list
@@ -113,7 +116,17 @@ pub fn check_book(book_root: &Path) -> Vec<Problem> {
     check_summary(&layout, &mut problems);
     let used = included_anchors(&layout);
     check_code_anchors(&layout, &used, &mut problems);
+    check_terms(&layout, &mut problems);
     problems
+}
+
+/// The glossary's terms on the pages read before the chapters ([`crate::terms`]).
+fn check_terms(layout: &Layout, problems: &mut Vec<Problem>) {
+    for (file, line, message) in
+        crate::terms::check_glossary_terms(&layout.book_src)
+    {
+        problems.push(layout.problem(&file, line, message));
+    }
 }
 
 /// `cargo xtask check-book --width`: every line of every file under outputs/, included
