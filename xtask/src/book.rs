@@ -36,9 +36,9 @@
 //! * a chapter page NN_*.md that includes no outputs/ file although a chapter binary
 //!   chapters/NN_*.rs exists;
 //! * a SUMMARY.md entry whose page does not exist;
-//! * a glossary term without an anchor, or one whose first mention on the page for
-//!   instructors is neither linked to its definition nor defined there
-//!   ([`crate::terms`]);
+//! * a glossary term without an anchor, or one whose first mention on the pages for
+//!   instructors and on how to use the course is neither linked to its definition nor
+//!   defined there ([`crate::terms`]);
 //! * a count of exercises or solution regions, or a total of the course plan's
 //!   minutes, that a page states otherwise than the exercises and the plan the book
 //!   shows ([`crate::plan::check_plan_prose`]).

@@ -3,9 +3,11 @@
 //!
 //! The page for instructors names ideas of every chapter (beams, a KV cache, an
 //! ablation) for a teacher who has not read the chapters, and says that each term it
-//! uses is glossed there or linked to its definition. This check keeps that true for
+//! uses is linked to its definition; the page on how to use the course, read after the
+//! introduction, names terms of later chapters too. This check keeps them readable for
 //! every term of the glossary's machine-learning table: on each page of [`PAGES`], the
-//! *first* mention of such a term must be
+//! *first* mention of such a term, unless a page read before it defines the term, must
+//! be
 //!
 //! * the text of a link to the term's glossary entry (`glossary.md#kv-cache`) or to a
 //!   page the glossary says defines it (`10_greedy_decode.md#term-kv-cache`), or
@@ -24,12 +26,17 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The pages read before the chapters that this check covers, under book/src.
-pub const PAGES: &[&str] = &["instructors.md"];
+/// The pages read before the chapters that this check covers, under book/src, each
+/// with the pages whose definitions its reader has met: how_to_use.md comes after the
+/// introduction; the page for instructors is read on its own.
+pub const PAGES: &[(&str, &[&str])] = &[
+    ("how_to_use.md", &["introduction.md"]),
+    ("instructors.md", &[]),
+];
 
 /// Glossary terms the pages also use as plain words: the answer *key*, the set-up's
-/// *steps*, a machine's *memory*. Not checked.
-pub const EVERYDAY: &[&str] = &["key", "step", "memory"];
+/// *steps*, a machine's *memory*, a library's *features*. Not checked.
+pub const EVERYDAY: &[&str] = &["key", "step", "memory", "feature"];
 
 /// One term of the glossary: a row may hold several (`encoder, decoder`).
 #[derive(Debug, Clone, PartialEq)]
@@ -74,12 +81,12 @@ pub fn check_glossary_terms(book_src: &Path) -> Found {
             )
         })
         .collect();
-    for page in PAGES {
+    for (page, read_before) in PAGES {
         let path = book_src.join(page);
         let Ok(text) = fs::read_to_string(&path) else {
             continue;
         };
-        for (line, message) in check_page(&text, &terms) {
+        for (line, message) in check_page(&text, &terms, read_before) {
             found.push((path.clone(), line, message));
         }
     }
@@ -138,8 +145,13 @@ pub fn glossary_terms(glossary: &str) -> Vec<Term> {
 }
 
 /// (line, message) for each checked term whose first mention on `page` is neither
-/// linked to its definition nor defined there.
-pub fn check_page(page: &str, terms: &[Term]) -> Vec<(usize, String)> {
+/// linked to its definition nor defined there, unless one of the pages `read_before`
+/// defines it.
+pub fn check_page(
+    page: &str,
+    terms: &[Term],
+    read_before: &[&str],
+) -> Vec<(usize, String)> {
     let plain = prose_only(page);
     let words = word_spans(&plain);
     let page_links = links(page);
@@ -150,7 +162,11 @@ pub fn check_page(page: &str, terms: &[Term]) -> Vec<(usize, String)> {
         .map(|t| mentions(&words, &plain, &t.words))
         .collect();
     for (k, term) in checked.iter().enumerate() {
-        if EVERYDAY.contains(&term.name.as_str()) {
+        let known = term
+            .defined_in
+            .iter()
+            .any(|p| read_before.contains(&p.as_str()));
+        if known || EVERYDAY.contains(&term.name.as_str()) {
             continue;
         }
         // A mention inside a longer term's ("mask" in "causal mask") is that term's.
@@ -435,7 +451,7 @@ mod tests {
 ";
 
     fn problems(page: &str) -> Vec<(usize, String)> {
-        check_page(page, &glossary_terms(GLOSSARY))
+        check_page(page, &glossary_terms(GLOSSARY), &[])
     }
 
     #[test]
@@ -507,16 +523,26 @@ mod tests {
         );
         let terms = glossary_terms(&glossary);
         let page = "A [KV cache](glossary.md#kv-cache), then a cache.";
-        let found = check_page(page, &terms);
+        let found = check_page(page, &terms, &[]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].1.starts_with("'cache' first appears here"),
             "{found:?}"
         );
         assert_eq!(
-            check_page("A [KV cache](glossary.md#kv-cache).", &terms),
+            check_page("A [KV cache](glossary.md#kv-cache).", &terms, &[]),
             []
         );
+    }
+
+    #[test]
+    fn a_term_defined_on_a_page_read_before_needs_no_link() {
+        let terms = glossary_terms(GLOSSARY);
+        let page = "The encoder reads, the KV cache keeps.";
+        let found = check_page(page, &terms, &["introduction.md"]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].1.starts_with("'KV cache'"), "{found:?}");
+        assert_eq!(check_page(page, &terms, &[]).len(), 2);
     }
 
     #[test]
