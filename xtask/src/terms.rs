@@ -22,7 +22,8 @@
 //! plain sense, where a word cannot tell the two apart.
 //!
 //! It also checks that every term of the glossary has an anchor
-//! (`<a id="kv-cache"></a>KV cache`) for these links to point at.
+//! (`<a id="kv-cache"></a>KV cache`) for these links to point at, and that every link
+//! of the book to `glossary.md#…` names one of them (mdBook does not).
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -88,6 +89,41 @@ pub fn check_glossary_terms(book_src: &Path) -> Found {
         };
         for (line, message) in check_page(&text, &terms, read_before) {
             found.push((path.clone(), line, message));
+        }
+    }
+    found.extend(check_glossary_links(book_src, &terms));
+    found
+}
+
+/// Every link of the book's pages to `glossary.md#x` whose `x` is no term's anchor: a
+/// browser would open the glossary at its top, without a word.
+fn check_glossary_links(book_src: &Path, terms: &[Term]) -> Found {
+    let mut pages: Vec<PathBuf> = fs::read_dir(book_src)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    let mut found = vec![];
+    for path in pages {
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for link in links(&text) {
+            let Some(anchor) = link.target.strip_prefix("glossary.md#") else {
+                continue;
+            };
+            if !terms.iter().any(|t| t.anchor.as_deref() == Some(anchor)) {
+                let line = text[..link.text.start].matches('\n').count() + 1;
+                found.push((
+                    path.clone(),
+                    line,
+                    format!(
+                        "link to {}: the glossary has no term with that anchor",
+                        link.target
+                    ),
+                ));
+            }
         }
     }
     found
@@ -575,6 +611,8 @@ view, the answer key.
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("glossary.md"), GLOSSARY).unwrap();
         fs::write(dir.join("instructors.md"), "Uses a beam search.\n").unwrap();
+        fs::write(dir.join("other.md"), "A [beam](glossary.md#beam-search).\n")
+            .unwrap();
         let found = check_glossary_terms(&dir);
         fs::remove_dir_all(&dir).unwrap();
         let shown: Vec<String> = found
@@ -583,7 +621,7 @@ view, the answer key.
                 format!("{}:{l}: {m}", f.file_name().unwrap().to_string_lossy())
             })
             .collect();
-        assert_eq!(shown.len(), 3, "{shown:#?}");
+        assert_eq!(shown.len(), 4, "{shown:#?}");
         assert!(shown[0].starts_with(
             "glossary.md:10: glossary term 'query' has no anchor"
         ));
@@ -592,5 +630,10 @@ view, the answer key.
         ));
         assert!(shown[2]
             .starts_with("instructors.md:1: 'beam search' first appears here"));
+        assert_eq!(
+            shown[3],
+            "other.md:1: link to glossary.md#beam-search: the glossary has no term with \
+             that anchor"
+        );
     }
 }
