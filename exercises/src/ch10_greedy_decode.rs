@@ -17,7 +17,7 @@ pub fn sequence_log_prob(
     tokens: &[i64],
 ) -> f64 {
     // ANCHOR: ex10_sequence_log_prob
-    // HINT: chapter 09's teacher_forcing splits [1, n+1] tokens into the
+    // HINT: chapter 08's teacher_forcing splits [1, n+1] tokens into the
     // HINT: decoder input and the labels. Position i of the logits is the
     // HINT: distribution of label i: turn it into log-probabilities, pick the
     // HINT: label's entry at every position, and add them up.

@@ -77,8 +77,8 @@ pub fn anti_diagonal_score(map: &Tensor, n: i64) -> f64 {
     // ANCHOR_END: ex11_anti_diagonal
 }
 
-/// ★★★ ex11_find_a_head — find a head that does something the book did not
-/// name: the *previous-token head*, which makes each position look at the one
+/// ★★★ ex11_find_a_head — measure and test a head that chapter 11 only spots
+/// by eye: the *previous-token head*, which makes each position look at the one
 /// just before it. Three pieces, which `exercise_experiments find-a-head` puts
 /// together on a model it trains.
 ///
@@ -191,7 +191,7 @@ pub fn check_head(
     // HINT: chapter 10's `correct_rows` judges every row; `viz::with_head_off`
     // HINT: runs a closure with one head silenced (`viz::attention_module`
     // HINT: finds the module of a kind and layer). The same rows are scored
-    // HINT: twice: they are pairs, and chapter 13 has the test for pairs.
+    // HINT: twice: they are pairs, and chapter 11 has the test for pairs.
     let on = correct_rows(model, src, tgt, 500);
     let mha = attention_module(model, found.kind, found.layer);
     let off =

@@ -35,7 +35,13 @@
 //!   block below it, and the range would then cut a table in two without a word;
 //! * a chapter page NN_*.md that includes no outputs/ file although a chapter binary
 //!   chapters/NN_*.rs exists;
-//! * a SUMMARY.md entry whose page does not exist.
+//! * a SUMMARY.md entry whose page does not exist;
+//! * a glossary term without an anchor, or one whose first mention on the pages for
+//!   instructors and on how to use the course is neither linked to its definition nor
+//!   defined there ([`crate::terms`]);
+//! * a count of exercises or solution regions, or a total of the course plan's
+//!   minutes, that a page states otherwise than the exercises and the plan the book
+//!   shows ([`crate::plan::check_plan_prose`]).
 //!
 //! `cargo xtask check-book --width` runs one check alone, strictly: no line of any
 //! outputs/ file, header included, wider than the page, with no exception list
@@ -113,7 +119,19 @@ pub fn check_book(book_root: &Path) -> Vec<Problem> {
     check_summary(&layout, &mut problems);
     let used = included_anchors(&layout);
     check_code_anchors(&layout, &used, &mut problems);
+    check_prose(&layout, &mut problems);
     problems
+}
+
+/// The glossary's terms on the pages read before the chapters ([`crate::terms`]), and
+/// the figures of the course plan that the prose states ([`crate::plan`]).
+fn check_prose(layout: &Layout, problems: &mut Vec<Problem>) {
+    let found = crate::terms::check_glossary_terms(&layout.book_src)
+        .into_iter()
+        .chain(crate::plan::check_plan_prose(&layout.code_root));
+    for (file, line, message) in found {
+        problems.push(layout.problem(&file, line, message));
+    }
 }
 
 /// `cargo xtask check-book --width`: every line of every file under outputs/, included

@@ -12,6 +12,7 @@ pub mod plan;
 pub mod progress;
 pub mod sandbox;
 pub mod student;
+pub mod terms;
 
 use std::path::PathBuf;
 

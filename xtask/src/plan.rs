@@ -7,6 +7,10 @@
 //! exercise: its stars, the lines of its reference answer (code lines, no comments
 //! or blank lines) and an estimate of the time to do it. These are estimates from a
 //! stated rule, not measurements of students: the rule is printed with them.
+//!
+//! The prose repeats some of these figures (35 exercises, two to four a chapter, the
+//! total minutes); [`check_plan_prose`], part of `cargo xtask check-book`, holds them
+//! to the exercises and to the plan the book shows, so that they cannot drift apart.
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -209,9 +213,264 @@ pub fn plan(root: &Path) -> Result<String> {
     Ok(out)
 }
 
+/// The pages whose prose states figures of the plan: how many exercises, how many a
+/// chapter ends with, how many solution regions, the plan's total minutes.
+pub const PROSE_PAGES: &[&str] = &[
+    "README.md",
+    "book/src/introduction.md",
+    "book/src/how_to_use.md",
+    "book/src/instructors.md",
+    "book/src/answer_key.md",
+];
+
+/// The book's copy of the plan, which the page for instructors shows.
+pub const PLAN_OUTPUT: &str = "book/src/outputs/course_plan.txt";
+
+/// What the prose may state, counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Facts {
+    /// Exercises in all.
+    pub exercises: usize,
+    /// The fewest and the most exercises of a chapter.
+    pub per_chapter: (usize, usize),
+    /// Solution regions in all, and the exercises with more than one.
+    pub regions: usize,
+    pub multi_region: usize,
+    /// The plan's total reading and work minutes, as the book's copy of it says.
+    pub minutes: Option<(usize, usize)>,
+}
+
+/// The facts of the workspace at `root`: the counts from its exercises, the minutes
+/// from the plan the book shows.
+pub fn facts(root: &Path) -> Result<Facts> {
+    let exercises = catalog(root)?;
+    let mut per: Vec<usize> = vec![];
+    let mut last = "";
+    for e in &exercises {
+        if e.chapter() == last {
+            *per.last_mut().expect("a chapter was started") += 1;
+        } else {
+            per.push(1);
+            last = e.chapter();
+        }
+    }
+    let plan = fs::read_to_string(root.join(PLAN_OUTPUT)).unwrap_or_default();
+    Ok(Facts {
+        exercises: exercises.len(),
+        per_chapter: (
+            per.iter().copied().min().unwrap_or(0),
+            per.iter().copied().max().unwrap_or(0),
+        ),
+        regions: exercises.iter().map(|e| e.regions.len()).sum(),
+        multi_region: exercises.iter().filter(|e| e.regions.len() > 1).count(),
+        minutes: plan_totals(&plan),
+    })
+}
+
+/// (read, work) from the plan's `all chapters` line.
+pub fn plan_totals(plan: &str) -> Option<(usize, usize)> {
+    let line = plan.lines().find(|l| l.starts_with("all chapters"))?;
+    let n: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match n[..] {
+        [read, _exercises, work] => Some((read, work)),
+        _ => None,
+    }
+}
+
+/// `35`, `1,765`, `three`: a count as prose writes it.
+fn count(word: &str) -> Option<usize> {
+    const WORDS: [&str; 12] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+        "ten", "eleven", "twelve",
+    ];
+    let w = word
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    if let Some(i) = WORDS.iter().position(|&n| n == w) {
+        return Some(i + 1);
+    }
+    let digits = w.replace(',', "");
+    (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// (line, message) for each figure of `text` that is not the plan's: "N exercises",
+/// "ends with N or M exercises", "N solution regions", "N of them have more than one
+/// solution region", "(R and W minutes)" and "about H hours in all".
+pub fn prose_mismatches(text: &str, facts: &Facts) -> Vec<(usize, String)> {
+    // Words with their line, so that a phrase may break across lines.
+    let words: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .flat_map(|(i, l)| l.split_whitespace().map(move |w| (i + 1, w)))
+        .collect();
+    let is = |k: usize, w: &str| {
+        words.get(k).is_some_and(|(_, x)| {
+            x.trim_matches(|c: char| !c.is_alphanumeric())
+                .eq_ignore_ascii_case(w)
+        })
+    };
+    let num = |k: usize| words.get(k).and_then(|(_, w)| count(w));
+    let mut found = vec![];
+    let mut differs = |k: usize, what: &str, said: usize, is: usize| {
+        if said != is {
+            found.push((
+                words[k].0,
+                format!("says {said} {what}, the course plan has {is}"),
+            ));
+        }
+    };
+    for (k, &(_, word)) in words.iter().enumerate() {
+        let digits = word.trim_start_matches('(');
+        let written_in_digits = digits
+            .starts_with(|c: char| c.is_ascii_digit())
+            && digits.chars().all(|c| c.is_ascii_digit() || c == ',');
+        if written_in_digits && is(k + 1, "exercises") {
+            differs(k, "exercises", num(k).unwrap_or(0), facts.exercises);
+        }
+        if is(k, "ends")
+            && is(k + 1, "with")
+            && (is(k + 3, "or") || is(k + 3, "to"))
+        {
+            if let (Some(a), Some(b), true) =
+                (num(k + 2), num(k + 4), is(k + 5, "exercises"))
+            {
+                differs(
+                    k,
+                    "as the fewest exercises of a chapter",
+                    a,
+                    facts.per_chapter.0,
+                );
+                differs(
+                    k,
+                    "as the most exercises of a chapter",
+                    b,
+                    facts.per_chapter.1,
+                );
+            }
+        }
+        if is(k + 1, "solution") && is(k + 2, "regions") {
+            if let Some(n) = num(k) {
+                differs(k, "solution regions", n, facts.regions);
+            }
+        }
+        let phrase = ["of", "them", "have", "more", "than", "one", "solution"];
+        if phrase.iter().enumerate().all(|(i, w)| is(k + 1 + i, w)) {
+            if let Some(n) = num(k) {
+                differs(
+                    k,
+                    "exercises with more than one region",
+                    n,
+                    facts.multi_region,
+                );
+            }
+        }
+        if let Some((read, work)) = facts.minutes {
+            if word.starts_with('(') && is(k + 1, "and") && is(k + 3, "minutes")
+            {
+                if let (Some(r), Some(w)) = (num(k), num(k + 2)) {
+                    differs(k, "minutes of reading", r, read);
+                    differs(k, "minutes of exercises", w, work);
+                }
+            }
+            if is(k, "about")
+                && is(k + 2, "hours")
+                && is(k + 3, "in")
+                && is(k + 4, "all")
+            {
+                if let Some(h) = num(k + 1) {
+                    let hours = ((read + work) as f64 / 60.0).round() as usize;
+                    differs(k, "hours in all", h, hours);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Part of `cargo xtask check-book`: the figures of [`PROSE_PAGES`] against the
+/// exercises and the plan the book shows, as (file, line, message). Nothing for a
+/// book without exercises (the check's fixtures).
+pub fn check_plan_prose(root: &Path) -> Vec<(PathBuf, usize, String)> {
+    let Ok(facts) = facts(root) else {
+        return vec![];
+    };
+    let mut found = vec![];
+    for page in PROSE_PAGES {
+        let path = root.join(page);
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (line, message) in prose_mismatches(&text, &facts) {
+            found.push((path.clone(), line, message));
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const FACTS: Facts = Facts {
+        exercises: 35,
+        per_chapter: (2, 4),
+        regions: 41,
+        multi_region: 4,
+        minutes: Some((690, 1765)),
+    };
+
+    #[test]
+    fn figures_that_agree_with_the_plan_pass() {
+        let text = "Each chapter ends with two to four exercises; 35 exercises in all.\n\
+                    The course has 35 exercises. Four of them have more than one solution\n\
+                    region. That makes 41 solution regions. About 41 hours in all (690\n\
+                    and 1,765 minutes), all 35 exercises.";
+        assert_eq!(prose_mismatches(text, &FACTS), []);
+    }
+
+    #[test]
+    fn figures_that_drifted_are_reported_with_their_line() {
+        let text = "Every chapter ends with two or three exercises.\n\
+                    In all, 34 exercises. Three of them have more than one solution region,\n\
+                    40 solution regions; about 40 hours in all (690 and\n\
+                    1,760 minutes).";
+        let found = prose_mismatches(text, &FACTS);
+        let shown: Vec<String> =
+            found.iter().map(|(l, m)| format!("{l}: {m}")).collect();
+        assert_eq!(
+            shown,
+            [
+                "1: says 3 as the most exercises of a chapter, the course plan has 4",
+                "2: says 34 exercises, the course plan has 35",
+                "2: says 3 exercises with more than one region, the course plan has 4",
+                "3: says 40 solution regions, the course plan has 41",
+                "3: says 40 hours in all, the course plan has 41",
+                "3: says 1760 minutes of exercises, the course plan has 1765",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_totals_are_read_from_the_plan() {
+        let plan = "ch  page  words\n01  01_embedding.md  3554  203  45  3  1/2/0  140\n\
+                    all chapters                               690         35               1765\n";
+        assert_eq!(plan_totals(plan), Some((690, 1765)));
+        assert_eq!(plan_totals("no plan"), None);
+    }
+
+    /// The course's own pages against its own exercises and plan.
+    #[test]
+    fn the_course_states_the_plan_s_figures() {
+        let root = crate::workspace_root();
+        let found = check_plan_prose(&root);
+        assert!(
+            facts(&root).is_ok_and(|f| f.exercises > 0 && f.minutes.is_some())
+        );
+        assert_eq!(found, [], "prose that disagrees with the course plan");
+    }
 
     #[test]
     fn the_rule_of_thumb() {
