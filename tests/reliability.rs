@@ -40,6 +40,15 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// No temporary (a dot file: `.NAME.tmp-…`) is left in `dir` by a save.
+fn assert_no_temporaries(dir: &Path) {
+    let left = names(dir);
+    assert!(
+        left.iter().all(|n| !n.starts_with('.')),
+        "temporaries left behind: {left:?}"
+    );
+}
+
 /// A chapter program on the CPU, with Rust's backtraces off (they are asked
 /// for in one test only).
 fn command(bin: &str, args: &[&str]) -> Command {
@@ -222,11 +231,7 @@ fn an_interrupted_run_is_saved_and_a_failed_save_is_rescued() {
         model.config.d_model,
         TransformerConfig::reverse_task().d_model
     );
-    let left = names(&dir);
-    assert!(
-        left.iter().all(|n| !n.starts_with('.')),
-        "temporaries left behind: {left:?}"
-    );
+    assert_no_temporaries(&dir);
 }
 
 // ---- outputs are distinct, regular and checked -------------------------------------------
@@ -542,11 +547,7 @@ fn a_cpu_time_warning_stops_and_saves() {
     assert_eq!(done.status.code(), Some(1), "{err}");
     load_checkpoint(&out, Device::Cpu)
         .expect("the model trained so far was saved");
-    let left = names(&dir);
-    assert!(
-        left.iter().all(|n| !n.starts_with('.')),
-        "left behind: {left:?}"
-    );
+    assert_no_temporaries(&dir);
 }
 
 /// Under a tiny limit on open files, libtorch's first random seed fails to read
@@ -734,11 +735,7 @@ fn a_long_output_name_is_written() {
     let r = finish(&mut cmd);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     load_checkpoint(&out, Device::Cpu).expect("the model was saved");
-    assert!(
-        names(&dir).iter().all(|n| !n.starts_with('.')),
-        "left behind: {:?}",
-        names(&dir)
-    );
+    assert_no_temporaries(&dir);
 }
 
 /// A folder mounted at a second place (`mount --bind`): one file under two

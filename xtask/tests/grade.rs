@@ -9,6 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod common;
+use common::copy_dir;
 use xtask::grade::{grade, Options, Verdict};
 use xtask::student::{blank_text, EXERCISE_SRC, SOLUTIONS};
 
@@ -18,19 +20,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn root() -> PathBuf {
     xtask::workspace_root()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// A submission as a student hands it in: the exercises and their tests.

@@ -11,9 +11,11 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+mod common;
+use common::copy_dir;
 use xtask::grade::{grade, machine, Options};
 use xtask::sandbox::{processes_of, DEFAULT_UID};
 use xtask::student::{EXERCISE_SRC, SOLUTIONS};
@@ -24,19 +26,6 @@ fn root() -> PathBuf {
 
 fn fixtures() -> PathBuf {
     root().join("xtask/tests/fixtures/class")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// One crafted submission: its group's filter and its changes to the answer key.
