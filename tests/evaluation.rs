@@ -4,7 +4,8 @@ use tch::{Device, Kind, Tensor};
 use transformer_course::attention::scaled_dot_product;
 use transformer_course::data::{digit_rows, digit_sequences, make_dataset};
 use transformer_course::generate::{
-    same_rate_p_value, sign_test_p_value, two_rates_p_value, wilson_interval,
+    holm_passes, mean_interval_95, same_rate_p_value, sign_flip_p_value,
+    sign_test_p_value, two_rates_p_value, wilson_interval,
 };
 use transformer_course::train::{reverse_data, test_data, TrainOptions};
 use transformer_course::viz::{
@@ -76,6 +77,50 @@ fn the_sign_test_counts_lopsided_flips_exactly() {
     assert_eq!(sign_test_p_value(3, 3), 1.0);
     // 20 one way: 2^-19.
     assert!((sign_test_p_value(0, 20) / 2f64.powi(-19) - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn the_test_across_seeds_counts_sign_flips_exactly() {
+    // Three seeds all one way: 2 of the 8 flips are as far out (all +, all −).
+    assert_eq!(sign_flip_p_value(&[0.23, 0.095, 0.232]), 0.25);
+    // Eight the same way: 2/256, the fewest seeds that can pass 0.01.
+    let eight = [0.1, 0.2, 0.05, 0.3, 0.15, 0.12, 0.08, 0.2];
+    assert_eq!(sign_flip_p_value(&eight), 2.0 / 256.0);
+    assert!(sign_flip_p_value(&eight[..7]) > 0.01);
+    // One small difference against the rest: flipping it alone, or everything
+    // but it, is as far out too, so 4 of 16.
+    assert_eq!(sign_flip_p_value(&[0.3, 0.3, 0.3, -0.01]), 4.0 / 16.0);
+    // Split seeds: nothing to see.
+    assert_eq!(sign_flip_p_value(&[0.2, -0.2, 0.1, -0.1]), 1.0);
+    // The seeds of chapter 13's text, 0 vs 1 with no switch thrown, seen as
+    // differences: the sign of one difference decides nothing.
+    assert_eq!(sign_flip_p_value(&[0.123]), 1.0);
+}
+
+#[test]
+fn the_interval_across_seeds_is_students_t() {
+    // Mean 2, sd 1 over 4 differences: 2 ± 3.182 · 1/2.
+    let (m, lo, hi) = mean_interval_95(&[1.0, 2.0, 3.0, 2.0]);
+    let sd = (2.0f64 / 3.0).sqrt();
+    assert!((m - 2.0).abs() < 1e-12);
+    assert!((hi - (2.0 + 3.182 * sd / 2.0)).abs() < 1e-9, "{hi}");
+    assert!((lo - (2.0 - 3.182 * sd / 2.0)).abs() < 1e-9, "{lo}");
+    // Ten equal differences: no spread, the interval is the point.
+    assert_eq!(mean_interval_95(&[0.25; 10]), (0.25, 0.25, 0.25));
+}
+
+#[test]
+fn holm_asks_more_of_the_smallest_p() {
+    // Three tests at 0.01: 0.002 < 0.01/3, 0.004 < 0.01/2, 0.009 < 0.01.
+    assert_eq!(holm_passes(&[0.009, 0.002, 0.004], 0.01), [true; 3]);
+    // 0.0078 (eight seeds, all one way) is not below 0.01/3: nothing passes,
+    // though each would alone.
+    assert_eq!(holm_passes(&[0.0078; 3], 0.01), [false; 3]);
+    // The first failure stops the rest, even a smaller-than-alpha one after it.
+    assert_eq!(
+        holm_passes(&[0.001, 0.006, 0.009], 0.01),
+        [true, false, false]
+    );
 }
 
 #[test]
