@@ -73,9 +73,12 @@ export_explorer                            export_explorer     --checkpoint chec
 # Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
 figures                                    figures             --out-dir book/src/figures
 # Not a chapter: the study of the page "What each piece buys" (scripts/ablation.rs):
-# 15 variants x 3 seeds of the chapter 09 recipe, two runs at a time (under an hour on
+# 16 variants x 3 seeds of the chapter 09 recipe, two runs at a time (under an hour on
 # two CPU cores).
 ablation                                   ablation            --out-dir book/src/figures
+# The rows chapter 13 draws conclusions from, on ten seeds, so that a test across seeds
+# can reach p < 0.01 after a Holm correction (40 runs, about 45 minutes on two cores).
+ablation_seeds                             ablation            --seeds 10 --only learned-position --only post-norm-no-warmup --out-dir out/ablation-seeds
 # The exercise experiments of the answer key, from the exercise solutions (also run by
 # scripts/exercise-experiments.sh; about 45 minutes in all on two CPU cores).
 exercise_masks                             scripts/exercise-experiments.sh  --run masks

@@ -425,13 +425,21 @@ fn the_init_grid_sets_embedding_and_linear_apart(
 }
 
 #[test]
-fn every_variant_differs_from_the_course_in_exactly_what_it_names() {
+fn every_variant_differs_from_its_reference_in_exactly_what_it_names() {
     let course = VARIANTS[0];
     assert_eq!(course.name, "course");
     assert_eq!(course.switches, Switches::COURSE);
     for v in &VARIANTS[1..] {
+        let reference =
+            variant_named(v.reference()).expect("a known reference");
+        assert_eq!(
+            reference.reference(),
+            "course",
+            "{}: one level deep",
+            v.name
+        );
         let s = v.switches;
-        let c = Switches::COURSE;
+        let c = reference.switches;
         let changed = [
             s.position != c.position,
             s.scale != c.scale,
@@ -486,15 +494,18 @@ fn the_quick_study_runs_every_variant_end_to_end() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.starts_with("budget: 20 steps"), "{stdout}");
     for v in &VARIANTS {
-        // Once in the table of runs, once in the summary.
+        // Once in the table of runs, once in the summary, and but for the
+        // reference itself once in the test across seeds.
         let rows = stdout
             .lines()
             .filter(|l| l.split_whitespace().next() == Some(v.name))
             .count();
-        assert_eq!(rows, 2, "{}: {rows} rows in\n{stdout}", v.name);
+        let want = if v.name == "course" { 2 } else { 3 };
+        assert_eq!(rows, want, "{}: {rows} rows in\n{stdout}", v.name);
     }
     assert!(stdout.contains("shown the answer (teacher forcing)"));
     assert!(stdout.contains("wall time of the study"));
+    assert!(stdout.contains("across seeds: variant minus reference"));
     for figure in ["ablation_loss.svg", "ablation_no_position_attention.svg"] {
         let svg = std::fs::read_to_string(dir.join(figure)).unwrap();
         assert!(svg.starts_with("<svg"), "{figure} is not an SVG");
