@@ -821,12 +821,14 @@ fn diagonal_0_mutant() -> anyhow::Result<String> {
         let matrix = rows_of(&weights);
         let row0: Vec<String> =
             matrix[0].iter().map(|w| format!("{w:.2}")).collect();
-        println!("07_diagonal_0_mutant: {name}: row 0 = {}", row0.join(" "));
+        let title = name.replace("mutation: ", "mutant: ").replace(
+            "make_causal_mask (triu, diagonal=1)",
+            "correct: triu with diagonal=1",
+        );
+        // The panel's short title: the mask's full name made the line too wide.
+        println!("07_diagonal_0_mutant: {title}: row 0 = {}", row0.join(" "));
         panels.push(Panel {
-            title: name.replace("mutation: ", "mutant: ").replace(
-                "make_causal_mask (triu, diagonal=1)",
-                "correct: triu with diagonal=1",
-            ),
+            title,
             matrix,
             row_labels: labels.clone(),
             col_labels: labels.clone(),
