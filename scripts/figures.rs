@@ -533,9 +533,9 @@ fn view_transpose() -> String {
         let ox = 20.0 + n as f64 * 245.0;
         let (size, stride) = (x.size(), x.stride());
         let contiguous = x.is_contiguous();
-        println!(
-            "02_view_transpose: {title}: size {size:?} stride {stride:?} contiguous {contiguous}"
-        );
+        // A word, not `contiguous true`: the longest title's line then fits the page.
+        let layout = if contiguous { "contiguous" } else { "not contiguous" };
+        println!("02_view_transpose: {title}: size {size:?} stride {stride:?} {layout}");
         s.bold(ox, 62.0, title, 13.0, "start");
         s.text(
             ox,
