@@ -533,9 +533,10 @@ fn view_transpose() -> String {
         let ox = 20.0 + n as f64 * 245.0;
         let (size, stride) = (x.size(), x.stride());
         let contiguous = x.is_contiguous();
-        // A word, not `contiguous true`: the longest title's line then fits the page.
+        // Short words, not `size .. contiguous true`: the longest title's line then
+        // fits the page's column.
         let layout = if contiguous { "contiguous" } else { "not contiguous" };
-        println!("02_view_transpose: {title}: size {size:?} stride {stride:?} {layout}");
+        println!("02_view_transpose: {title}: {size:?} stride {stride:?} {layout}");
         s.bold(ox, 62.0, title, 13.0, "start");
         s.text(
             ox,

@@ -6,7 +6,7 @@
 #   $ cargo run --release --bin 06_transformer            <- the command that made it
 #   # device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2025-01-31 UTC ·   <- where
 #   #   scripts/regen-outputs.sh
-# then a blank line, then the output. Each of the two wraps to the book's 90 columns
+# then a blank line, then the output. Each of the two wraps to the book's 85 columns
 # (scripts/fit-output.py): the command with shell continuations, so it can still be
 # pasted, the device line at its ' · ' separators onto '#   ' lines; a line the program
 # prints wider than that is broken with a visible marker (↩ at the end, ↪ on the next
@@ -243,10 +243,10 @@ libtorch_version() {
 }
 today=$(date -u +%Y-%m-%d)
 
-# The header and every line the program printed, fitted to the book's 90 columns by
+# The header and every line the program printed, fitted to the book's 85 columns by
 # scripts/fit-output.py (a long command continued as a shell would, the device line at
 # its ' · ' separators, a wider program line broken with a visible ↩ / ↪ marker that
-# `fit-output.py unwrap` undoes); `cargo xtask check-book` holds every output to it.
+# `fit-output.py unwrap` undoes); `cargo xtask check-book` fails on any line over 90.
 fit=(python3 "$repo/scripts/fit-output.py")
 
 # --- Run -------------------------------------------------------------------------------

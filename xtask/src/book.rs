@@ -754,9 +754,9 @@ impl AnchorCache {
 /// How many characters a listing (an included region of code) may have.
 const MAX_WIDTH: usize = 85;
 
-/// How many characters a line of program output may have: the book's column, which a
-/// `text` block shows at the same size as code. scripts/fit-output.py (WIDTH) wraps
-/// every output the scripts write to it.
+/// How many characters a line of program output may have, at most. scripts/fit-output.py
+/// (WIDTH) writes every output narrower still, to the 85 columns the book's column
+/// shows without breaking a line; 90 is the hard limit, past which a reader scrolls.
 pub const OUTPUT_WIDTH: usize = 90;
 
 /// Ranged includes of an output that may begin right after a non-blank line: (file,
