@@ -535,8 +535,14 @@ fn view_transpose() -> String {
         let contiguous = x.is_contiguous();
         // Short words, not `size .. contiguous true`: the longest title's line then
         // fits the page's column.
-        let layout = if contiguous { "contiguous" } else { "not contiguous" };
-        println!("02_view_transpose: {title}: {size:?} stride {stride:?} {layout}");
+        let layout = if contiguous {
+            "contiguous"
+        } else {
+            "not contiguous"
+        };
+        println!(
+            "02_view_transpose: {title}: {size:?} stride {stride:?} {layout}"
+        );
         s.bold(ox, 62.0, title, 13.0, "start");
         s.text(
             ox,
