@@ -272,3 +272,62 @@ fn a_wrapped_header_reads_as_the_one_line_it_was() {
     );
     assert_eq!(output_header("no command\n"), None);
 }
+
+/// Runs scripts/fit-output.py with `args`, `input` on its stdin; its stdout.
+fn fit_output(args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .arg(repo_root().join("scripts/fit-output.py"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python3 scripts/fit-output.py");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "fit-output.py {args:?} failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// What regen-outputs.sh writes through scripts/fit-output.py fits the column and
+/// reads back as it was: the header through `output_header` (the check's own reader),
+/// the program's lines through `unwrap`, byte for byte.
+#[test]
+fn the_formatter_fits_the_column_and_reads_back() {
+    let command = "cargo run --release --bin 09_train_reverse -- --compare \
+                   checkpoints/framework-default.history.tsv --plot \
+                   book/src/figures/09_init_ablation.svg --loss-plot \
+                   book/src/figures/09_loss_per_step.svg";
+    let device = "# device: cuda (NVIDIA H200; host Intel(R) Xeon(R) Processor, 16 \
+                  threads) · libtorch 2.11.0 · 2026-11-29 UTC · scripts/regen-outputs.sh";
+    let header = fit_output(&["header", command, device], "");
+    let body = format!(
+        "short line\n{}\n{}\n  {}\n\n",
+        "x".repeat(200),
+        "· ".repeat(70),
+        "word ".repeat(40)
+    );
+    let fitted = fit_output(&["body"], &body);
+    let file = format!("{header}\n{fitted}");
+    for (n, line) in file.lines().enumerate() {
+        let width = line.chars().count();
+        assert!(width <= 85, "line {}: {width} wide: {line:?}", n + 1);
+    }
+    let read = output_header(&file).unwrap();
+    assert_eq!(read.command, command);
+    assert_eq!(read.device, device);
+    assert!(
+        header.lines().count() > 2,
+        "the header should wrap:\n{header}"
+    );
+    assert!(
+        fitted.contains('↩'),
+        "the long lines should wrap:\n{fitted}"
+    );
+    assert_eq!(fit_output(&["unwrap"], &fitted), body);
+}
