@@ -533,8 +533,15 @@ fn view_transpose() -> String {
         let ox = 20.0 + n as f64 * 245.0;
         let (size, stride) = (x.size(), x.stride());
         let contiguous = x.is_contiguous();
+        // Short words, not `size .. contiguous true`: the longest title's line then
+        // fits the page's column.
+        let layout = if contiguous {
+            "contiguous"
+        } else {
+            "not contiguous"
+        };
         println!(
-            "02_view_transpose: {title}: size {size:?} stride {stride:?} contiguous {contiguous}"
+            "02_view_transpose: {title}: {size:?} stride {stride:?} {layout}"
         );
         s.bold(ox, 62.0, title, 13.0, "start");
         s.text(
@@ -821,12 +828,14 @@ fn diagonal_0_mutant() -> anyhow::Result<String> {
         let matrix = rows_of(&weights);
         let row0: Vec<String> =
             matrix[0].iter().map(|w| format!("{w:.2}")).collect();
-        println!("07_diagonal_0_mutant: {name}: row 0 = {}", row0.join(" "));
+        let title = name.replace("mutation: ", "mutant: ").replace(
+            "make_causal_mask (triu, diagonal=1)",
+            "correct: triu with diagonal=1",
+        );
+        // The panel's short title: the mask's full name made the line too wide.
+        println!("07_diagonal_0_mutant: {title}: row 0 = {}", row0.join(" "));
         panels.push(Panel {
-            title: name.replace("mutation: ", "mutant: ").replace(
-                "make_causal_mask (triu, diagonal=1)",
-                "correct: triu with diagonal=1",
-            ),
+            title,
             matrix,
             row_labels: labels.clone(),
             col_labels: labels.clone(),

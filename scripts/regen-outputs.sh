@@ -7,8 +7,10 @@
 #   # device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0 · 2025-01-31 UTC ·   <- where
 #   #   scripts/regen-outputs.sh
 # then a blank line, then the output. Each of the two wraps to the book's 85 columns
-# (wrap_header below): the command with shell continuations, so it can still be pasted,
-# the device line at its ' · ' separators onto '#   ' lines. Figures are written by the binaries themselves,
+# (scripts/fit-output.py): the command with shell continuations, so it can still be
+# pasted, the device line at its ' · ' separators onto '#   ' lines; a line the program
+# prints wider than that is broken with a visible marker (↩ at the end, ↪ on the next
+# line). Figures are written by the binaries themselves,
 # into book/src/figures/ (their default is the ignored out/ folder: a reader's run
 # never touches the book).
 #
@@ -131,7 +133,7 @@ while [ $# -gt 0 ]; do
     --list) list=1 ;;
     --cpu) set_filter=cpu ;;
     --cuda) set_filter=cuda ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 0 ;;
     *) echo "regen-outputs: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -244,49 +246,11 @@ libtorch_version() {
 }
 today=$(date -u +%Y-%m-%d)
 
-# The header, wrapped to the width the book shows (MAX_WIDTH in xtask/src/book.rs, which
-# reads it back): $1 the command, $2 the device line. Lengths are counted in
-# characters under a UTF-8 locale, else in bytes, which only wraps earlier.
-header_width=85
-wrap_header() {
-  local LC_ALL=C.UTF-8 line="\$" word field rest words
-  read -ra words <<<"$1"
-  # An option and its value stay together on one line.
-  local units=() i=0
-  while [ "$i" -lt "${#words[@]}" ]; do
-    word=${words[$i]}
-    i=$((i + 1))
-    if [[ $word == -?* && $i -lt ${#words[@]} && ${words[$i]} != -* ]]; then
-      word="$word ${words[$i]}"
-      i=$((i + 1))
-    fi
-    units+=("$word")
-  done
-  for word in "${units[@]}"; do
-    # Room for the ' \' that continues the line.
-    if [ $(( ${#line} + 1 + ${#word} + 2 )) -gt "$header_width" ] && [ "$line" != "\$" ]; then
-      printf '%s \\\n' "$line"
-      line="   "
-    fi
-    line="$line $word"
-  done
-  printf '%s\n' "$line"
-  line=""
-  rest=$2
-  while [ -n "$rest" ]; do
-    field=${rest%% · *}
-    if [ "$field" = "$rest" ]; then rest=""; else rest=${rest#* · }; fi
-    if [ -z "$line" ]; then
-      line=$field
-    elif [ $(( ${#line} + 3 + ${#field} )) -le "$header_width" ]; then
-      line="$line · $field"
-    else
-      printf '%s\n' "$line"
-      line="#   · $field"
-    fi
-  done
-  printf '%s\n' "$line"
-}
+# The header and every line the program printed, fitted to the book's 85 columns by
+# scripts/fit-output.py (a long command continued as a shell would, the device line at
+# its ' · ' separators, a wider program line broken with a visible ↩ / ↪ marker that
+# `fit-output.py unwrap` undoes); `cargo xtask check-book` fails on any line over 90.
+fit=(python3 "$repo/scripts/fit-output.py")
 
 # --- Run -------------------------------------------------------------------------------
 mkdir -p "$out_dir" book/src/figures
@@ -333,9 +297,9 @@ for row in "${selected[@]}"; do
   # shellcheck disable=SC2086 # the arguments are words from the table
   ${hide[@]+"${hide[@]}"} "$exe" $args >"$tmp" 2>&1 || status=$?
   {
-    wrap_header "$cmd" "# device: $device · $(libtorch_version "$lt_exe") · $today UTC · scripts/regen-outputs.sh"
+    "${fit[@]}" header "$cmd" "# device: $device · $(libtorch_version "$lt_exe") · $today UTC · scripts/regen-outputs.sh"
     echo
-    cat "$tmp"
+    "${fit[@]}" body <"$tmp"
     [ "$status" = 0 ] || echo "[exit status $status]"
   } >"$out_dir/$name.txt"
   rm -f "$tmp"

@@ -26,9 +26,11 @@
 //!   command) does not say which device, libtorch and date made it (`# device: cpu (...)
 //!   · libtorch 2.11.0 · 2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come
 //!   from `cuda`, every other one from `cpu`, and one named `*_amd.txt` from an AMD
-//!   CPU; a line of an output, its header included, wider than the page (both
-//!   header lines may be continued on the next, as
-//!   scripts/regen-outputs.sh writes them: [`output_header`]);
+//!   CPU (both header lines may be continued on the next, as scripts/regen-outputs.sh
+//!   writes them: [`output_header`]);
+//! * a line of any file under outputs/, included or not, its header included, wider
+//!   than the page's [`OUTPUT_WIDTH`] columns, with no exception
+//!   ([`check_output_widths`]): scripts/fit-output.py fits an output;
 //! * an include of an outputs/ file by a line range (`outputs/x.txt:5:20`) whose range
 //!   does not begin and end at a block of the output, that is, between blank lines or
 //!   at the file's ends: a rerun that adds a line (a wrapped header, say) shifts every
@@ -43,10 +45,7 @@
 //!   minutes, that a page states otherwise than the exercises and the plan the book
 //!   shows ([`crate::plan::check_plan_prose`]).
 //!
-//! `cargo xtask check-book --width` runs one check alone, strictly: no line of any
-//! outputs/ file, header included, wider than the page, with no exception list
-//! ([`check_output_widths`]). It is not in CI until the outputs on the lists below are
-//! regenerated.
+//! `cargo xtask check-book --width` runs the width check alone.
 //!
 //! The checks are plain functions of a book root, so xtask/tests/book_check.rs also runs
 //! them on fixtures: a broken book must have each problem reported, a good one none.
@@ -117,6 +116,7 @@ pub fn check_book(book_root: &Path) -> Vec<Problem> {
         check_page(&layout, &page, &mut anchors, &mut problems);
     }
     check_summary(&layout, &mut problems);
+    problems.extend(check_output_widths(book_root));
     let used = included_anchors(&layout);
     check_code_anchors(&layout, &used, &mut problems);
     check_prose(&layout, &mut problems);
@@ -134,21 +134,19 @@ fn check_prose(layout: &Layout, problems: &mut Vec<Problem>) {
     }
 }
 
-/// `cargo xtask check-book --width`: every line of every file under outputs/, included
-/// or not, headers and all, against the page's width, with none of the lists below
-/// excusing it. Today's outputs fail it: their exceptions wait for reruns (a GPU, the
-/// trainings, the ablation study). When each list below is empty, this is what
-/// `check_book` does and CI runs it; until then it says what is left.
+/// Every line of every file under outputs/, included or not, headers and all, against
+/// the page's [`OUTPUT_WIDTH`] columns, with no exception: a wider line makes the
+/// reader scroll sideways. Part of [`check_book`]; `check-book --width` runs it alone.
 pub fn check_output_widths(book_root: &Path) -> Vec<Problem> {
     let layout = Layout::new(book_root);
     let mut problems = Vec::new();
     for file in files_with_extension(&layout.book_src.join("outputs"), "txt") {
         let text = fs::read_to_string(&file).unwrap_or_default();
-        for (n, width) in too_wide(text.lines(), 1) {
+        for (n, width) in too_wide(text.lines(), 1, OUTPUT_WIDTH) {
             problems.push(layout.problem(
                 &file,
                 n,
-                format!("{width} characters wide, over the page's {MAX_WIDTH} columns"),
+                format!("{width} characters wide, over the page's {OUTPUT_WIDTH} columns (scripts/regen-outputs.sh fits what it writes; scripts/fit-output.py refit FILE fits an output that cannot be made again)"),
             ));
         }
     }
@@ -391,7 +389,11 @@ fn check_page(
                         ))
                     }
                     Some(lines) => {
-                        let wide = too_wide(lines.iter().map(String::as_str), 1);
+                        let wide = too_wide(
+                            lines.iter().map(String::as_str),
+                            1,
+                            MAX_WIDTH,
+                        );
                         if let Some(&(n, width)) = wide.first() {
                             problems.push(layout.problem(
                                 page,
@@ -544,37 +546,6 @@ fn check_output_file(
         &included_from,
         problems,
     );
-    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let long_header = LONG_HEADERS_AWAITING_A_RERUN.contains(&name);
-    let wide_allowed = WIDE_OUTPUTS_AWAITING_A_GPU.contains(&name)
-        || WIDE_OUTPUTS_AWAITING_A_RERUN.contains(&name);
-    if wide_allowed && too_wide(text.lines(), 1).is_empty() {
-        problems.push(layout.problem(
-            file,
-            1,
-            format!("{name} fits now: remove it from the list of wide outputs in xtask/src/book.rs {included_from}"),
-        ));
-    }
-    if !wide_allowed {
-        // The header too, unless it was written before headers wrapped.
-        let skip = if long_header { header.lines } else { 0 };
-        if let Some(&(n, width)) =
-            too_wide(text.lines().skip(skip), skip + 1).first()
-        {
-            problems.push(layout.problem(
-                file,
-                n,
-                format!("{width} characters wide: program output and its header must fit the page's {MAX_WIDTH} columns (scripts/regen-outputs.sh wraps the header) {included_from}"),
-            ));
-        }
-    }
-    if long_header && too_wide(text.lines().take(header.lines), 1).is_empty() {
-        problems.push(layout.problem(
-            file,
-            1,
-            format!("the header fits now: remove {name} from LONG_HEADERS_AWAITING_A_RERUN in xtask/src/book.rs {included_from}"),
-        ));
-    }
     let command = header.command.as_str();
     let words: Vec<&str> = command.split_whitespace().collect();
     // A project script (the benchmark, say) may also make an output, if it exists.
@@ -798,25 +769,13 @@ impl AnchorCache {
     }
 }
 
-/// How many characters of code and output the book's column shows without
-/// scrolling, at its default width in a desktop browser.
+/// How many characters a listing (an included region of code) may have.
 const MAX_WIDTH: usize = 85;
 
-/// Outputs made on a GPU machine before the width rule; `scripts/regen-cuda.sh`
-/// makes them anew, narrower, on the next machine with a GPU.
-const WIDE_OUTPUTS_AWAITING_A_GPU: [&str; 6] = [
-    "09_train_reverse_cuda.txt",
-    "09_train_reverse_framework-default_cuda.txt",
-    "10_greedy_decode_cuda.txt",
-    "11_cross_attention_cuda.txt",
-    "12_sdpa_bench_cuda.txt",
-    "bench_vs_pytorch_cuda.txt",
-];
-
-/// Outputs of long CPU runs made before their program printed narrower lines:
-/// the ablation study (52 minutes) wrote its verdict column up to 91 wide. The
-/// program now fits; the next `scripts/regen-outputs.sh --only ablation` does.
-const WIDE_OUTPUTS_AWAITING_A_RERUN: [&str; 1] = ["ablation.txt"];
+/// How many characters a line of program output may have, at most. scripts/fit-output.py
+/// (WIDTH) writes every output narrower still, to the 85 columns the book's column
+/// shows without breaking a line; 90 is the hard limit, past which a reader scrolls.
+pub const OUTPUT_WIDTH: usize = 90;
 
 /// Ranged includes of an output that may begin right after a non-blank line: (file,
 /// first line). The ablation study printed its table straight after the progress lines;
@@ -825,40 +784,16 @@ const WIDE_OUTPUTS_AWAITING_A_RERUN: [&str; 1] = ["ablation.txt"];
 const RANGE_STARTS_AWAITING_A_RERUN: [(&str, usize); 1] =
     [("ablation.txt", 54)];
 
-/// Outputs whose two header lines were written unwrapped, before scripts/regen-outputs.sh
-/// wrapped them, and that cannot be remade on any machine at hand: chapters 09-11 train
-/// (their numbers belong to the CPU type that made them), the exercise experiments and
-/// seed spreads train too, the benchmarks time, and the explorer's export goes with chapter
-/// 09's checkpoint. Their bodies must fit all the same. The next regeneration of each
-/// wraps its header; the check then asks for its name to be removed here, until the list
-/// is empty.
-const LONG_HEADERS_AWAITING_A_RERUN: [&str; 15] = [
-    "09_train_reverse.txt",
-    "09_train_reverse_bf16.txt",
-    "09_train_reverse_framework-default.txt",
-    "10_greedy_decode.txt",
-    "10_greedy_decode_trace.txt",
-    "11_cross_attention.txt",
-    "12_sdpa_bench.txt",
-    "bench_vs_pytorch.txt",
-    "exercise_copy_task.txt",
-    "exercise_kv_cache.txt",
-    "exercise_masks.txt",
-    "exercise_norms.txt",
-    "export_explorer.txt",
-    "seed_spread.txt",
-    "seed_spread_1thread.txt",
-];
-
-/// The lines of `lines` (numbered from `first`) that are too wide for the page.
+/// The lines of `lines` (numbered from `first`) wider than `max` characters.
 fn too_wide<'a>(
     lines: impl Iterator<Item = &'a str>,
     first: usize,
+    max: usize,
 ) -> Vec<(usize, usize)> {
     lines
         .enumerate()
         .map(|(i, l)| (first + i, l.chars().count()))
-        .filter(|&(_, n)| n > MAX_WIDTH)
+        .filter(|&(_, n)| n > max)
         .collect()
 }
 
