@@ -83,8 +83,9 @@ pub const ADAM: nn::Adam = nn::Adam {
 };
 
 /// The three calls a training step makes of its optimiser. tch's Adam is one
-/// implementation; the engine can put another in its place (libtorch's fused
-/// Adam kernel, `workbench/src/optim.rs`) that computes the same update.
+/// implementation; the training program can put another in its place
+/// (libtorch's fused Adam kernel, `workbench/src/optim.rs`) that computes the
+/// same update.
 pub trait Optimizer {
     fn set_lr(&mut self, lr: f64);
     fn zero_grad(&mut self);

@@ -170,7 +170,7 @@ fn no_grad_for_writes_and_for_inference() {
     assert!(w.f_zero_().is_err()); // an in-place write to a variable: refused
 
     tch::no_grad(|| {
-        let _ = w.fill_(1.0); // allowed: this is not part of any graph
+        let _ = w.fill_(1.0); // allowed: nothing is recorded here
     });
     assert_eq!(w.double_value(&[2]), 1.0);
 
