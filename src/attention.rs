@@ -26,6 +26,7 @@ pub fn dtype_min(kind: Kind) -> f64 {
 }
 // ANCHOR_END: dtype_min
 
+#[counted::counted]
 // ANCHOR: scaled_dot_product
 /// softmax(Q Kᵀ / √d_k) V for every head at once. q: [B, h, Lq, d_k], k and v:
 /// [B, h, Lk, d_k], `mask` broadcasts to [B, h, Lq, Lk] with true = masked.

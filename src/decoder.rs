@@ -124,6 +124,7 @@ impl Decoder {
     }
 
     /// Also returns every layer's self- and cross-attention weights.
+    #[counted::counted("Decoder::forward_with_weights")]
     pub fn forward_with_weights(
         &self,
         tgt: &Tensor,

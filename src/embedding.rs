@@ -8,6 +8,7 @@ use tch::{nn, Device, Kind, Tensor};
 use crate::config::{Init, TransformerConfig};
 use crate::vocab::PAD_ID;
 
+#[counted::counted]
 // ANCHOR: position_encoding
 /// The fixed table of the paper's §3.5: even dimensions sin, odd dimensions
 /// cos, wavelengths growing geometrically from 2π to 10000·2π. Returns
@@ -79,6 +80,7 @@ impl TokenAndPosition {
     }
     // ANCHOR_END: token_and_position_new
 
+    #[counted::counted("TokenAndPosition::forward")]
     // ANCHOR: token_and_position_forward
     /// ids: [B, L] of token ids → [B, L, d_model].
     pub fn forward(&self, ids: &Tensor, train: bool) -> Tensor {
@@ -93,6 +95,7 @@ impl TokenAndPosition {
     }
 
     /// The position table itself, [max_len, d_model].
+    #[counted::counted("TokenAndPosition::position_table")]
     pub fn position_table(&self) -> &Tensor {
         &self.pe
     }

@@ -80,6 +80,7 @@ impl Encoder {
     }
     // ANCHOR_END: encoder
 
+    #[counted::counted("Encoder::forward")]
     // ANCHOR: encoder_forward
     /// src: [B, Ls] → memory [B, Ls, d]
     pub fn forward(
@@ -92,6 +93,7 @@ impl Encoder {
     }
 
     /// Also returns every layer's self-attention weights, [B, h, Ls, Ls] each.
+    #[counted::counted("Encoder::forward_with_weights")]
     pub fn forward_with_weights(
         &self,
         src: &Tensor,

@@ -154,6 +154,7 @@ pub fn same_rate_p_value(
 }
 // ANCHOR_END: same_rate
 
+#[counted::counted]
 // ANCHOR: two_rates
 /// Do two groups share one miss rate? Fisher's exact test, two-sided: `a` and
 /// `b` are (misses, rows). Given the rows of each group and the misses of both

@@ -51,6 +51,7 @@ pub fn layer_norm(p: nn::Path, d_model: i64) -> nn::LayerNorm {
 
 /// Number of trainable scalars in a VarStore (the position tables are not
 /// variables).
+#[counted::counted]
 pub fn parameter_count(vs: &nn::VarStore) -> i64 {
     vs.trainable_variables()
         .iter()

@@ -43,3 +43,6 @@ pub mod sdpa;
 pub mod train;
 pub mod transformer;
 pub mod viz;
+
+/// Not a chapter: the exercises' counters, fed by `#[counted]`.
+pub mod probe;

@@ -40,6 +40,7 @@ pub fn teacher_forcing(tgt: &Tensor) -> (Tensor, Tensor) {
 }
 // ANCHOR_END: teacher_forcing
 
+#[counted::counted]
 // ANCHOR: loss
 /// Mean cross-entropy over the non-PAD labels, computed in fp32 even when the
 /// logits came out of bf16 autocast.

@@ -10,6 +10,7 @@ use crate::encoder::Encoder;
 use crate::layers::linear;
 use crate::vocab::PAD_ID;
 
+#[counted::counted]
 // ANCHOR: masks
 /// [B, L] → [B, 1, 1, L], true where the token is PAD. The two 1s broadcast over
 /// heads and queries: no head and no query may look at a PAD key.
@@ -20,6 +21,7 @@ pub fn make_padding_mask(ids: &Tensor) -> Tensor {
 /// [1, 1, L, L], true above the diagonal: query i may not see keys j > i.
 /// Built on `device` because it is made fresh inside forward and has to sit next
 /// to the scores it masks.
+#[counted::counted]
 pub fn make_causal_mask(l: i64, device: Device) -> Tensor {
     Tensor::ones([l, l], (Kind::Bool, device))
         .triu(1)
@@ -29,6 +31,7 @@ pub fn make_causal_mask(l: i64, device: Device) -> Tensor {
 
 /// The decoder's self-attention mask for tgt_in [B, Lt]: a key is masked when it
 /// is in the future *or* is PAD; `|` keeps either reason. → [B, 1, Lt, Lt]
+#[counted::counted]
 pub fn make_target_mask(tgt_in: &Tensor) -> Tensor {
     make_target_mask_with(tgt_in, make_causal_mask)
 }
@@ -56,6 +59,7 @@ pub struct Transformer {
 // ANCHOR: transformer_impl
 impl Transformer {
     // ANCHOR_END: transformer_impl
+    #[counted::counted("Transformer::new")]
     pub fn new(p: nn::Path, config: TransformerConfig) -> Result<Self> {
         config.validate()?;
         let c = &config;

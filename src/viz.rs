@@ -53,6 +53,7 @@ fn to_nested(w: &Tensor, rows: i64, cols: i64) -> Vec<Vec<Vec<f64>>> {
         .collect()
 }
 
+#[counted::counted]
 // ANCHOR: every_weight
 /// One forward pass, in inference mode and with the real masks, that keeps
 /// every attention layer's weights: the encoder's, then the decoder's.
@@ -77,6 +78,7 @@ pub fn every_weight(
 }
 // ANCHOR_END: every_weight
 
+#[counted::counted]
 // ANCHOR: attention_maps
 /// Greedily decodes `digits`, then runs the decoder once more on its own
 /// prediction (as the decoder input, BOS first) and keeps every layer's

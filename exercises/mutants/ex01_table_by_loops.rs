@@ -41,3 +41,22 @@ const TABLE: fn(i64, i64) -> Tensor = transformer_course::embedding::sinusoidal_
         (Kind::Int64, tch::Device::Cpu),
     );
     tch::no_grad(|| layer.forward(&pad, false).squeeze_dim(0))
+
+// MUTANT: via_closure — the course's table called inside a closure
+    let table = |l, d| transformer_course::embedding::sinusoidal_position_encoding(l, d);
+    table(max_len, d_model)
+
+// MUTANT: via_module_path — the course's table through a helper module's path
+    waves_helpers::table(max_len, d_model)
+// APPEND:
+mod waves_helpers {
+    pub use transformer_course::embedding as emb;
+    pub fn table(l: i64, d: i64) -> tch::Tensor {
+        emb::sinusoidal_position_encoding(l, d)
+    }
+}
+
+// MUTANT: via_reexport — the course's table re-exported under another name by another exercise file
+    crate::ch08_reverse_data::waves(max_len, d_model)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::embedding::sinusoidal_position_encoding as waves;

@@ -80,3 +80,22 @@ fn attend(q: &Tensor, k: &Tensor, v: &Tensor, m: Option<&Tensor>) -> (Tensor, Te
 // MUTANT: glob_in_the_body — a glob import inside the function body, which shadows the exercise's own name
     use transformer_course::attention::*;
     scaled_dot_product(q, k, v, mask, 0.0, false)
+
+// MUTANT: via_closure — the course's attention called inside a closure
+    let attend = |m| transformer_course::attention::scaled_dot_product(q, k, v, m, 0.0, false);
+    attend(mask)
+
+// MUTANT: via_module_path — the course's attention through a helper module's path
+    attend_helpers::attend(q, k, v, mask)
+// APPEND:
+mod attend_helpers {
+    use tch::Tensor;
+    pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, m: Option<&Tensor>) -> (Tensor, Tensor) {
+        transformer_course::attention::scaled_dot_product(q, k, v, m, 0.0, false)
+    }
+}
+
+// MUTANT: via_reexport — the course's attention re-exported under another name by another exercise file
+    crate::ch08_reverse_data::attend_all(q, k, v, mask, 0.0, false)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::attention::scaled_dot_product as attend_all;

@@ -42,3 +42,23 @@ type Enc = Encoder;
 fn run_all(e: &Encoder, s: &Tensor) -> Tensor {
     e.forward(s, &make_padding_mask(s), false)
 }
+
+// MUTANT: via_closure — Encoder::forward called inside a closure
+    let run = |s: &Tensor| enc.forward(s, &make_padding_mask(s), false);
+    run(src)
+
+// MUTANT: via_module_path — Encoder::forward through a helper module's path
+    encode_helpers::encode(enc, src)
+// APPEND:
+mod encode_helpers {
+    use tch::Tensor;
+    pub fn encode(e: &transformer_course::encoder::Encoder, s: &Tensor) -> Tensor {
+        let mask = transformer_course::transformer::make_padding_mask(s);
+        e.forward_with_weights(s, &mask, false).0
+    }
+}
+
+// MUTANT: via_reexport — Encoder re-exported under another name by another exercise file, its forward called by path
+    crate::ch08_reverse_data::Enc::forward(enc, src, &make_padding_mask(src), false)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::encoder::Encoder as Enc;

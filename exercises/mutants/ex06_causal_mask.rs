@@ -30,3 +30,22 @@ fn future_of(l: i64, device: Device) -> Tensor {
 // MUTANT: cut_from_max_len — narrows a table made for the course's max_len 14: any l > 14 fails
     let table = Tensor::ones([14, 14], (Kind::Bool, device)).triu(1);
     table.narrow(0, 0, l).narrow(1, 0, l).view([1, 1, l, l])
+
+// MUTANT: via_closure — the course's causal mask called inside a closure
+    let future = |n| transformer_course::transformer::make_causal_mask(n, device);
+    future(l)
+
+// MUTANT: via_module_path — the course's causal mask through a helper module's path
+    causal_helpers::future(l, device)
+// APPEND:
+mod causal_helpers {
+    pub use transformer_course::transformer as tr;
+    pub fn future(l: i64, device: tch::Device) -> tch::Tensor {
+        tr::make_causal_mask(l, device)
+    }
+}
+
+// MUTANT: via_reexport — chapter 07's table of masks re-exported under another name by another exercise file
+    (crate::ch08_reverse_data::MASKS[0].1)(l, device)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::mask_checks::CAUSAL_MASKS as MASKS;

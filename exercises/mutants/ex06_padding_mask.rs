@@ -25,3 +25,22 @@
     key_is_pad(ids)
 // APPEND:
 use transformer_course::transformer::make_padding_mask as key_is_pad;
+
+// MUTANT: via_closure — the course's padding mask called inside a closure
+    let mask = |i: &Tensor| transformer_course::transformer::make_padding_mask(i);
+    mask(ids)
+
+// MUTANT: via_module_path — the course's padding mask through a helper module's path
+    pad_helpers::mask(ids)
+// APPEND:
+mod pad_helpers {
+    pub use transformer_course::transformer as tr;
+    pub fn mask(ids: &tch::Tensor) -> tch::Tensor {
+        tr::make_padding_mask(ids)
+    }
+}
+
+// MUTANT: via_reexport — the course's padding mask re-exported under another name by another exercise file
+    crate::ch08_reverse_data::pad_keys(ids)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::transformer::make_padding_mask as pad_keys;

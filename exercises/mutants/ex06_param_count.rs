@@ -46,3 +46,30 @@ pub fn built_size(c: &transformer_course::config::TransformerConfig) -> i64 {
     let _m = transformer_course::transformer::Transformer::new(vs.root(), c.clone()).unwrap();
     transformer_course::layers::parameter_count(&vs)
 }
+
+// MUTANT: via_closure — builds and counts inside a closure
+    let built = |c: TransformerConfig| {
+        let vs = tch::nn::VarStore::new(Device::Cpu);
+        let _m = transformer_course::transformer::Transformer::new(vs.root(), c).expect("valid");
+        transformer_course::layers::parameter_count(&vs)
+    };
+    built(*c)
+
+// MUTANT: via_module_path — builds and counts through a helper module's path
+    size_helpers::size(c)
+// APPEND:
+mod size_helpers {
+    use transformer_course::config::TransformerConfig;
+    pub fn size(c: &TransformerConfig) -> i64 {
+        let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+        let _m = transformer_course::transformer::Transformer::new(vs.root(), *c).expect("valid");
+        transformer_course::layers::parameter_count(&vs)
+    }
+}
+
+// MUTANT: via_reexport — libtorch's VarStore re-exported under another name by another exercise file
+    let vs = crate::ch08_reverse_data::Store::new(Device::Cpu);
+    let _m = transformer_course::transformer::Transformer::new(vs.root(), *c).expect("valid");
+    vs.trainable_variables().iter().map(|t| t.numel() as i64).sum()
+// APPEND TO ch08_reverse_data.rs:
+pub use tch::nn::VarStore as Store;

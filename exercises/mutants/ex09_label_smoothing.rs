@@ -43,3 +43,26 @@
     crate::ch12_sdpa_bench::smoothed(&logits.view([1, -1, logits.size()[1]]), labels, eps)
 // APPEND TO ch12_sdpa_bench.rs:
 pub use transformer_course::train::masked_cross_entropy as smoothed;
+
+// MUTANT: via_closure — libtorch's label smoothing called inside a closure
+    let smooth = |l: &Tensor| {
+        l.to_kind(Kind::Float)
+            .cross_entropy_loss::<Tensor>(labels, None, tch::Reduction::Mean, PAD_ID, eps)
+    };
+    smooth(logits)
+
+// MUTANT: via_module_path — libtorch's label smoothing through a helper module's path
+    smooth_helpers::smooth(logits, labels, eps)
+// APPEND:
+mod smooth_helpers {
+    use tch::{Kind, Reduction, Tensor};
+    pub fn smooth(logits: &Tensor, labels: &Tensor, eps: f64) -> Tensor {
+        let pad = transformer_course::vocab::PAD_ID;
+        logits.to_kind(Kind::Float).cross_entropy_loss::<Tensor>(labels, None, Reduction::Mean, pad, eps)
+    }
+}
+
+// MUTANT: via_reexport — the course's smoothed loss re-exported under another name by another exercise file
+    crate::ch08_reverse_data::plain_loss(&logits.unsqueeze(0), &labels.unsqueeze(0), eps)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::train::masked_cross_entropy as plain_loss;

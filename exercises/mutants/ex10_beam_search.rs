@@ -191,3 +191,35 @@
         }
         beams.swap_remove(0)
     })
+
+// MUTANT: rescore_from_scratch — scores every candidate with a decoder pass of its own: right scores, a pass per candidate
+    tch::no_grad(|| {
+        let (memory, src_mask) = model.encode(src, false);
+        let done =
+            |t: &Vec<i64>| t.last() == Some(&EOS_ID) || t.len() >= max_len;
+        let mut beams: Vec<(Vec<i64>, f64)> = vec![(vec![BOS_ID], 0.0)];
+        while !beams.iter().all(|(t, _)| done(t)) {
+            let mut candidates = Vec::new();
+            for (tokens, score) in beams {
+                if done(&tokens) {
+                    candidates.push((tokens, score));
+                    continue;
+                }
+                let tgt_in = Tensor::from_slice(&tokens)
+                    .unsqueeze(0)
+                    .to_device(src.device());
+                let vocab = model.config.tgt_vocab;
+                for tok in 0..vocab {
+                    let logits = model.decode(&tgt_in, &memory, &src_mask, false);
+                    let last = logits.get(0).get(-1).log_softmax(-1, Kind::Double);
+                    let mut extended = tokens.clone();
+                    extended.push(tok);
+                    candidates.push((extended, score + last.double_value(&[tok])));
+                }
+            }
+            candidates.sort_by(|a, b| b.1.total_cmp(&a.1)); // best first
+            candidates.truncate(width);
+            beams = candidates;
+        }
+        beams.swap_remove(0)
+    })

@@ -58,3 +58,25 @@ macro_rules! weights_of {
         let last = &weights.last().expect("at least one layer").cross_attn;
         last.get(0).sum_dim_intlist(0, false, Kind::Float) / 4.0
     })
+
+// MUTANT: via_closure — chapter 11's pass called inside a closure
+    let pass = || transformer_course::viz::every_weight(model, src, tgt_in);
+    let (_, dec_w) = pass();
+    let last = &dec_w.last().expect("at least one layer").cross_attn;
+    last.get(0).mean_dim(0, false, Kind::Float)
+
+// MUTANT: via_module_path — chapter 11's pass through a helper module's path
+    let (_, dec_w) = map_helpers::pass(model, src, tgt_in);
+    let last = &dec_w.last().expect("at least one layer").cross_attn;
+    last.get(0).mean_dim(0, false, Kind::Float)
+// APPEND:
+mod map_helpers {
+    pub use transformer_course::viz::every_weight as pass;
+}
+
+// MUTANT: via_reexport — chapter 11's pass re-exported under another name by another exercise file
+    let (_, dec_w) = crate::ch08_reverse_data::all_weights(model, src, tgt_in);
+    let last = &dec_w.last().expect("at least one layer").cross_attn;
+    last.get(0).mean_dim(0, false, Kind::Float)
+// APPEND TO ch08_reverse_data.rs:
+pub use transformer_course::viz::every_weight as all_weights;

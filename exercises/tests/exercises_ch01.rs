@@ -259,25 +259,18 @@ fn ex01_learned_new_keeps_the_init_choice() {
 
 #[test]
 fn ex01_table_by_loops_is_written_by_hand() {
-    common::assert_written_by_hand(
-        include_str!("../src/ch01_embedding.rs"),
+    let loops =
+        "compute each entry sin(p/10000^(2i/d)) or cos(..) in two loops, over \
+                 positions and over pairs of columns, into a Vec<f32>";
+    let layer = "an embedding layer holds the library's table (PAD rows are zero); build \
+                 your own with loops";
+    common::assert_not_called(
         "ex01_table_by_loops",
         &[
-            (
-                "sinusoidal_position_encoding",
-                "compute each entry sin(p/10000^(2i/d)) or cos(..) in two loops, over \
-                 positions and over pairs of columns, into a Vec<f32>",
-            ),
-            (
-                "position_table",
-                "the table of an existing embedding is the library's; build your own \
-                 with loops",
-            ),
-            (
-                "TokenAndPosition",
-                "an embedding layer's output holds the library's table (PAD rows are \
-                 zero); build your own with loops",
-            ),
+            ("sinusoidal_position_encoding", loops),
+            ("TokenAndPosition::position_table", layer),
+            ("TokenAndPosition::forward", layer),
         ],
+        || exercises::ch01_embedding::position_table_by_loops(9, 6),
     );
 }

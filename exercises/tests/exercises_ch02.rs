@@ -293,19 +293,32 @@ fn ex02_by_hand_survives_fp16() {
 
 #[test]
 fn ex02_by_hand_is_written_by_hand() {
-    common::assert_written_by_hand(
+    let (q, k, v) = (
+        randn(1, &[2, 3, 5, 4]),
+        randn(2, &[2, 3, 6, 4]),
+        randn(3, &[2, 3, 6, 4]),
+    );
+    let mask = common::ids(&[&[3, 4, 5, 6, 0, 0], &[3, 4, 0, 0, 0, 0]])
+        .eq(0)
+        .view([2, 1, 1, 6]);
+    common::assert_not_called(
+        "ex02_by_hand",
+        &[(
+            "scaled_dot_product",
+            "compute the scores q·kᵀ/√d_k, mask them and take the softmax yourself",
+        )],
+        || {
+            let _ = scaled_dot_product(&q, &k, &v, None);
+            let _ = scaled_dot_product(&q, &k, &v, Some(&mask));
+        },
+    );
+    common::assert_not_in_source(
         include_str!("../src/ch02_attention.rs"),
         "ex02_by_hand",
-        &[
-            (
-                "attention::scaled_dot_product",
-                "compute the scores q·kᵀ/√d_k, mask them and take the softmax yourself",
-            ),
-            (
-                "scaled_dot_product_attention",
-                "libtorch's fused attention is what chapter 12 compares against; write the \
-                 three steps (scores, mask, softmax·v) yourself",
-            ),
-        ],
+        &[(
+            "scaled_dot_product_attention",
+            "libtorch's fused attention is what chapter 12 compares against; write the \
+             three steps (scores, mask, softmax·v) yourself",
+        )],
     );
 }

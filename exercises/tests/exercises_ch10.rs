@@ -555,3 +555,35 @@ fn ex10_beam_search_wider_beams_score_what_they_return() {
         );
     }
 }
+
+#[test]
+fn ex10_beam_search_runs_one_decoder_pass_per_beam_and_step() {
+    // Counted where the decoder does the work (`#[counted]` on the course's
+    // Decoder::forward_with_weights, which every decoder pass goes through): a search
+    // extends at most `width` beams per round, for at most max_len - 1 rounds, so it
+    // runs at most that many passes (fewer when the beams share one batched pass). A
+    // rescoring from scratch of every candidate runs a pass per candidate, ×VOCAB.
+    let (_vs, m) = eval_model(8, 2);
+    let src = one_source(4);
+    let width = 3;
+    let (_, counts) = transformer_course::probe::watch(|| {
+        beam_search(&m, &src, width, SEQ_LEN)
+    });
+    let passes = counts.of("Decoder::forward_with_weights");
+    let most = width * (SEQ_LEN - 1);
+    assert!(passes > 0, "test bug: the decoder's passes are not counted");
+    assert!(
+        passes <= most,
+        "{}",
+        common::shortcut_message(
+            &format!(
+                "width {width}: {passes} decoder passes, more than {most} (one per beam \
+                 and round, for at most max_len - 1 rounds): candidates were scored \
+                 from scratch"
+            ),
+            "each round, one decoder pass per unfinished beam gives the next token's \
+             log-probabilities for all its extensions at once; a candidate's score is its \
+             beam's score plus that log-probability"
+        )
+    );
+}

@@ -289,10 +289,12 @@ fn ex11_anti_diagonal_score_reads_only_the_first_n_plus_one_rows() {
 fn ex11_cross_map_is_written_by_hand() {
     let instead = "encode, run decode_with_weights with the causal mask, and average the \
                    last layer's cross_attn over the heads yourself";
-    common::assert_written_by_hand(
-        include_str!("../src/ch11_cross_attention.rs"),
+    let (_vs, m) = tiny_model(5, 2);
+    let (src, tgt_in) = example(&[8, 1, 5, 9]);
+    common::assert_not_called(
         "ex11_cross_map",
         &[("every_weight", instead), ("attention_maps", instead)],
+        || cross_attention_map(&m, &src, &tgt_in),
     );
 }
 

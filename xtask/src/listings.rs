@@ -66,7 +66,8 @@ fn flush_chapters(value: &mut serde_json::Value) {
     }
 }
 
-/// `markdown` with the common leading indentation of each fenced code block removed.
+/// `markdown` with the common leading indentation of each fenced code block removed,
+/// and the `#[counted]` lines of the lesson's functions (the exercises' counters).
 ///
 /// A fence may itself be indented (inside a list item); CommonMark then strips up to the
 /// fence's indentation from each line of the block, so only what lies beyond it is the
@@ -87,14 +88,20 @@ pub fn flush_left(markdown: &str) -> String {
         while body_end < lines.len() && !fence.closes(lines[body_end]) {
             body_end += 1;
         }
-        let body = &lines[body_start..body_end];
+        // `#[counted]` feeds the exercises' counters (src/probe.rs); it is not the
+        // idea a listing shows.
+        let body: Vec<&str> = lines[body_start..body_end]
+            .iter()
+            .copied()
+            .filter(|l| !l.trim_start().starts_with("#[counted::counted"))
+            .collect();
         let shift = body
             .iter()
             .filter(|l| !l.trim().is_empty())
             .map(|l| spaces(l) - spaces(l).min(fence.indent))
             .min()
             .unwrap_or(0);
-        for line in body {
+        for line in &body {
             if line.trim().is_empty() {
                 out.push_str(line);
             } else {

@@ -718,8 +718,8 @@ libtorch: mat1 and mat2 shapes cannot be multiplied (4x8 and 6x8)
 (the first sentence of libtorch's error)
 
 ---- ex07_weight_on_pad_is_written_by_hand stdout ----
-thread 'ex07_weight_on_pad_is_written_by_hand' panicked at exercises/tests/common/shortcuts.rs:839:9:
-shortcut: ex07_weight_on_pad calls `weight_on_pad` in its region. The numbers come out right, but the exercise is not done.
+thread 'ex07_weight_on_pad_is_written_by_hand' panicked at exercises/tests/exercises_ch07.rs:120:5:
+shortcut: ex07_weight_on_pad called the course's `weight_on_pad` (1 time while the test ran): that is the course's own version of what this exercise asks you to write. The numbers can come out right, but the exercise is not done.
 the exercise: sum each query row's weights on PAD keys yourself
 
 

@@ -77,6 +77,18 @@ fn already_left() {}
 }
 
 #[test]
+fn counted_attributes_are_not_shown() {
+    // A lesson function in the middle of a listing carries `#[counted]` for the
+    // exercises' counters; the reader sees only the function.
+    let markdown = "```rust\n    /// Doc.\n    #[counted::counted(\"T::f\")]\n    pub fn f() {}\n\
+                    #[counted::counted]\npub fn g() {}\n```\n#[counted::counted] in prose stays\n";
+    let expected =
+        "```rust\n    /// Doc.\n    pub fn f() {}\npub fn g() {}\n```\n\
+                    #[counted::counted] in prose stays\n";
+    assert_eq!(flush_left(markdown), expected);
+}
+
+#[test]
 fn braces_in_strings_chars_and_comments_do_not_count() {
     assert_eq!(
         unmatched_brace("fn f() { g(\"{\", '}', '\\u{7b}') } // }"),

@@ -6,9 +6,10 @@
 //!   one process-wide lock, so that a seed means the same numbers with
 //!   `--test-threads 16` as with one thread.
 //! * `assert_close`: compares tensors and says by how much and where they differ.
-//! * `assert_written_by_hand` (in `shortcuts.rs`): fails a solution that reaches the
-//!   course's own version of what its exercise asks for, however it is imported or
-//!   wrapped.
+//! * `assert_not_called` and `assert_not_in_source` (in `shortcuts.rs`): fail a
+//!   solution that reaches the course's (or libtorch's) own version of what its
+//!   exercise asks for, however it is imported or wrapped: counted at run time where
+//!   the course's code does the work, read with `syn` where libtorch does.
 //! * One libtorch thread per test: the tensors are tiny, the tests run in parallel,
 //!   and libtorch's spinning worker threads slow everything down many times over
 //!   when there are more of them than cores.
@@ -27,7 +28,7 @@ use workbench::cli::torch_error_sentence;
 
 mod shortcuts;
 #[allow(unused_imports)] // not every test file checks for shortcuts
-pub use shortcuts::{assert_written_by_hand, forbidden_uses};
+pub use shortcuts::{assert_not_called, assert_not_in_source, forbidden_uses};
 
 thread_local! {
     static HOLDS_RNG: Cell<bool> = const { Cell::new(false) };
