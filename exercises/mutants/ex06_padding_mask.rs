@@ -25,3 +25,7 @@
     key_is_pad(ids)
 // APPEND:
 use transformer_course::transformer::make_padding_mask as key_is_pad;
+
+// MUTANT: four_heads — spells the head dimension out as the course's 4 heads: [B, 4, 1, L]
+    let (b, l) = ids.size2().expect("ids is [B, L]");
+    ids.eq(PAD_ID).view([b, 1, 1, l]).expand([b, 4, 1, l], false)
