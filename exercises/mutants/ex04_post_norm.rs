@@ -35,3 +35,10 @@
         let x = (x + a.dropout(p, train)).apply(&self.ln2);
         let f = self.ffn.forward(&x);
         (&x + f.dropout(p, train)).apply(&self.ln1)
+
+// MUTANT: attention_inference_always — the attention runs with train = false whatever `train` says: its own dropout on the weights never happens
+        let p = self.dropout;
+        let (a, _) = self.mha.forward(x, x, x, Some(pad_mask), false);
+        let x = (x + a.dropout(p, train)).apply(&self.ln1);
+        let f = self.ffn.forward(&x);
+        (&x + f.dropout(p, train)).apply(&self.ln2)

@@ -44,3 +44,7 @@ mod pad_helpers {
     crate::ch08_reverse_data::pad_keys(ids)
 // APPEND TO ch08_reverse_data.rs:
 pub use transformer_course::transformer::make_padding_mask as pad_keys;
+
+// MUTANT: four_heads — spells the head dimension out as the course's 4 heads: [B, 4, 1, L]
+    let (b, l) = ids.size2().expect("ids is [B, L]");
+    ids.eq(PAD_ID).view([b, 1, 1, l]).expand([b, 4, 1, l], false)

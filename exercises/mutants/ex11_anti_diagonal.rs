@@ -17,3 +17,11 @@
     let cols = Tensor::from_slice(&cols).to_device(map.device());
     let best = map.narrow(0, 0, n + 1).argmax(1, false);
     best.eq_tensor(&cols).to_kind(Kind::Double).mean(Kind::Double).double_value(&[])
+
+// MUTANT: digit_rows_only — rows 0 .. n (the digits) without row n, which looks at EOS
+    let cols: Vec<i64> = (0..n)
+        .map(|i| expected_column(i as usize, n as usize) as i64)
+        .collect();
+    let cols = Tensor::from_slice(&cols).to_device(map.device()).unsqueeze(1);
+    let picked = map.narrow(0, 0, n).gather(1, &cols, false);
+    picked.mean(Kind::Double).double_value(&[])

@@ -16,3 +16,6 @@
 // MUTANT: normalised_as_a_whole — treats the whole tensor as one distribution, then sums per row
     let p = weights / weights.sum(weights.kind());
     -p.xlogy(&p).sum_dim_intlist(-1, false, weights.kind())
+
+// MUTANT: over_queries — sums over the queries (dimension −2) instead of the keys: the same shape on a square self-attention map
+    -weights.xlogy(weights).sum_dim_intlist(-2, false, weights.kind())

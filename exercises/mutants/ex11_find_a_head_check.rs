@@ -44,3 +44,15 @@
     let only_on = on.iter().zip(&off).filter(|(a, b)| **a && !**b).count();
     let only_off = on.iter().zip(&off).filter(|(a, b)| !**a && **b).count();
     HeadCheck { only_on, only_off, p: sign_test_p_value(only_on, only_off) }
+
+// MUTANT: kind_ignored — always switches the head off in the decoder's self-attention, whatever kind was found
+    let on = correct_rows(model, src, tgt, 500);
+    let mha = attention_module(model, AttentionKind::DecoderSelf, found.layer);
+    let off = with_head_off(mha, found.head, || correct_rows(model, src, tgt, 500));
+    let only_on = on.iter().zip(&off).filter(|(a, b)| **a && !**b).count();
+    let only_off = on.iter().zip(&off).filter(|(a, b)| !**a && **b).count();
+    HeadCheck {
+        only_on,
+        only_off,
+        p: sign_test_p_value(only_on, only_off),
+    }

@@ -63,3 +63,16 @@
     let sum = (above * &real).sum_dim_intlist([0, 2].as_slice(), false, Kind::Double);
     let n = real.sum(Kind::Double);
     Vec::<f64>::try_from(&(sum / n).to_device(Device::Cpu)).unwrap()
+
+// MUTANT: key_real — counts a query when the key before it is real, not the query itself: the first PAD query of a row counts
+    let below = weights.diagonal(-1, -2, -1).to_kind(Kind::Double);
+    let l = tokens.size()[1];
+    let real = tokens
+        .narrow(1, 0, l - 1)
+        .ne(PAD_ID)
+        .to_kind(Kind::Double)
+        .to_device(weights.device())
+        .unsqueeze(1);
+    let sum = (below * &real).sum_dim_intlist([0, 2].as_slice(), false, Kind::Double);
+    let n = real.sum(Kind::Double);
+    Vec::<f64>::try_from(&(sum / n).to_device(Device::Cpu)).expect("one score per head")

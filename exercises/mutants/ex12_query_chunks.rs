@@ -106,3 +106,18 @@
         blocks.push(attend(&q.narrow(2, start, n), &k, &v, m.as_ref()));
     }
     mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)
+
+// MUTANT: keyed_on_batch — cuts the mask when its batch dimension is 1: right for a causal [1, 1, L, L] and a padding [B, 1, 1, L] mask, wrong for a target mask [B, 1, L, L]
+    let q = mha.project(x, &mha.W_q);
+    let (k, v) = (mha.project(x, &mha.W_k), mha.project(x, &mha.W_v));
+    let l = q.size()[2];
+    let mut blocks = Vec::new();
+    for start in (0..l).step_by(chunk as usize) {
+        let n = chunk.min(l - start);
+        let m = mask.map(|m| match m.size()[0] {
+            1 => m.narrow(2, start, n), // the causal mask, one for the batch
+            _ => m.shallow_clone(),     // a padding mask, one row per example
+        });
+        blocks.push(attend(&q.narrow(2, start, n), &k, &v, m.as_ref()));
+    }
+    mha.merge(&Tensor::cat(&blocks, 2)).apply(&mha.W_o)

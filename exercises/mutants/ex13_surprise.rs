@@ -104,3 +104,28 @@
         }
     }
     best.ok_or_else(|| "nothing was measured".to_string())
+
+// MUTANT: sorted_position — the rank is the position in the list sorted by rate: of two equal rates the later one gets a worse rank
+    for name in predicted {
+        if !measured.iter().any(|m| m.0 == *name) {
+            return Err(format!("'{name}' was not measured"));
+        }
+        if predicted.iter().filter(|p| *p == name).count() > 1 {
+            return Err(format!("'{name}' is predicted twice"));
+        }
+    }
+    if let Some(m) = measured.iter().find(|m| !predicted.contains(&m.0)) {
+        return Err(format!("'{}' has no predicted rank", m.0));
+    }
+    let mut sorted: Vec<(&str, f64)> = measured.to_vec();
+    sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
+    let mut best: Option<(String, i64)> = None;
+    for &(name, _) in measured {
+        let rank = sorted.iter().position(|m| m.0 == name).unwrap() as i64;
+        let guess = predicted.iter().position(|p| *p == name).unwrap() as i64;
+        let shift = rank - guess;
+        if best.as_ref().is_none_or(|b| shift.abs() > b.1.abs()) {
+            best = Some((name.to_string(), shift));
+        }
+    }
+    best.ok_or_else(|| "nothing was measured".to_string())

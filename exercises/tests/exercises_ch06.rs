@@ -46,7 +46,12 @@ fn ex06_padding_mask_makes_source_padding_invisible(
     #[values(1, 3, 6)] extra: i64,
     #[values(0, 5)] seed: i64,
 ) {
-    let (_vs, m) = tiny_model(seed, 2);
+    // Eight heads, not the course's four: the mask serves any number of heads.
+    let cfg = TransformerConfig {
+        num_heads: 8,
+        ..tiny_config(2)
+    };
+    let (_vs, m) = model_with(cfg, seed);
     let (src, tgt) = batch();
     let pad = Tensor::full([2, extra], PAD_ID, (Kind::Int64, Device::Cpu));
     let padded = Tensor::cat(&[src.shallow_clone(), pad], 1);
@@ -75,6 +80,13 @@ fn ex06_padding_mask_hides_only_pad() {
         mask.dim(),
         4,
         "the mask must be 4-D, [B, 1, 1, Lk], got {:?}",
+        mask.size()
+    );
+    assert_eq!(
+        mask.size()[1],
+        1,
+        "the mask's head dimension must be 1, so that it broadcasts over any number of \
+         heads (this model has 4, as the course's does; others have 8), got {:?}",
         mask.size()
     );
     // Square scores first (self-attention, Lq = Lk = 8): a mask on the query axis

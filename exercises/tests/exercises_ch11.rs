@@ -312,6 +312,7 @@ enum Wrong {
     PositionZero,
     MeanOfRowMeans,
     MeanOverKeys,
+    KeyReal,
 }
 
 fn score_by_loops(w: &Tensor, tokens: &Tensor, wrong: Wrong) -> Vec<f64> {
@@ -328,6 +329,7 @@ fn score_by_loops(w: &Tensor, tokens: &Tensor, wrong: Wrong) -> Vec<f64> {
                     let counted = match wrong {
                         Wrong::PaddingQueries => i >= 1,
                         Wrong::PositionZero => tok(bi, i) != PAD_ID,
+                        Wrong::KeyReal => i >= 1 && tok(bi, i - 1) != PAD_ID,
                         _ => i >= 1 && tok(bi, i) != PAD_ID,
                     };
                     if !counted {
@@ -364,7 +366,7 @@ fn score_by_loops(w: &Tensor, tokens: &Tensor, wrong: Wrong) -> Vec<f64> {
         .collect()
 }
 
-const MISTAKES: [(Wrong, &str); 6] = [
+const MISTAKES: [(Wrong, &str); 7] = [
     (Wrong::Diagonal, "the diagonal (key i, the query itself) instead of key i − 1"),
     (Wrong::AboveDiagonal, "key i + 1 instead of key i − 1: diagonal offset +1 instead of −1"),
     (Wrong::PaddingQueries, "the PAD queries count too: only real tokens are queries"),
@@ -375,6 +377,11 @@ const MISTAKES: [(Wrong, &str); 6] = [
          whatever its sequence's length",
     ),
     (Wrong::MeanOverKeys, "an average over the keys: read one weight per query, at key i − 1"),
+    (
+        Wrong::KeyReal,
+        "the queries are counted by their key's token (position i − 1), so the first PAD \
+         query of a row counts: a query counts when its own token, at i, is real",
+    ),
 ];
 
 /// Checks `got` against the loops, naming the mistake it matches if it is wrong.

@@ -12,7 +12,9 @@ use rstest::rstest;
 use tch::{nn, Device, Kind, Tensor};
 use transformer_course::attention::MultiHeadAttention;
 use transformer_course::sdpa::score_matrix_bytes;
-use transformer_course::transformer::{make_causal_mask, make_padding_mask};
+use transformer_course::transformer::{
+    make_causal_mask, make_padding_mask, make_target_mask,
+};
 
 fn bytes_of(t: &Tensor) -> u64 {
     t.numel() as u64 * t.kind().elt_size_in_bytes() as u64
@@ -117,6 +119,23 @@ fn mha(seed: i64) -> (nn::VarStore, MultiHeadAttention) {
     })
 }
 
+/// A mask's query dimension is 1 or that of the block: one of L that was not cut
+/// would fail in the core with a bare shape error.
+fn mask_is_cut(chunk: i64, q: &Tensor, mask: Option<&Tensor>) {
+    let Some(mq) = mask.map(|m| m.size()[2]) else {
+        return;
+    };
+    let rows = q.size()[2];
+    assert!(
+        mq == 1 || mq == rows,
+        "chunk {chunk}: a block of {rows} queries got a mask with a query dimension of \
+         {mq} (mask {:?}): a mask with a query dimension of L is cut like the queries, \
+         whatever its batch dimension (a target mask is [B, 1, L, L], a causal one \
+         [1, 1, L, L])",
+        mask.map(Tensor::size)
+    );
+}
+
 /// Runs the exercise with an attention core that records (query rows, key rows) of
 /// every call, and checks the calls: every query row exactly once, at most `chunk`
 /// of them per call, each against all L keys.
@@ -134,6 +153,7 @@ fn chunked_and_checked(
     let recording =
         |q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>| {
             calls.borrow_mut().push((q.size()[2], k.size()[2]));
+            mask_is_cut(chunk, q, mask);
             kv_at
                 .borrow_mut()
                 .push((k.data_ptr() as usize, v.data_ptr() as usize));
@@ -193,7 +213,7 @@ fn chunked_and_checked(
 #[rstest]
 fn ex12_query_chunks_equal_the_whole(
     #[values(1, 3, 4, 7, 10, 15)] chunk: i64,
-    #[values("none", "causal", "padding")] mask: &str,
+    #[values("none", "causal", "padding", "target")] mask: &str,
 ) {
     let (_vs, m) = mha(chunk);
     let x = common::randn(chunk + 100, &[2, 10, 32]);
@@ -205,6 +225,10 @@ fn ex12_query_chunks_equal_the_whole(
     let mask = match mask {
         "causal" => Some(make_causal_mask(10, Device::Cpu)),
         "padding" => Some(make_padding_mask(&ids)),
+        // Causal and padding in one, [B, 1, L, L]: a query dimension of L with a batch
+        // dimension of B, so a rule that reads the batch dimension to decide whether
+        // to cut the mask (right for the two above) shows.
+        "target" => Some(make_target_mask(&ids)),
         _ => None,
     };
     let (expected, _) = m.forward(&x, &x, &x, mask.as_ref(), false);

@@ -65,6 +65,17 @@ fn ex13_surprise_ties_share_a_rank() {
         ("b".to_string(), -2),
         "two variants with one rate have one rank, the better one"
     );
+    // The tie's second variant decides here. A rank read off the list sorted by rate
+    // puts c behind b (rank 2), a shift of −1 that only ties with d's +1, and the tie
+    // goes to c, first in `measured`: ("c", −1).
+    let got = largest_surprise(&["a", "b", "d", "c"], &m).unwrap();
+    // Ranks a 0, b 1, c 1, d 3; predicted a 0, b 1, d 2, c 3: shifts a 0, b 0, c −2, d +1.
+    assert_eq!(
+        got,
+        ("c".to_string(), -2),
+        "b and c tie at 0.5, so c's measured rank is 1, as b's is: the number of variants \
+         with a strictly higher rate, not c's place in a list sorted by rate"
+    );
 }
 
 #[rstest]
