@@ -43,6 +43,3 @@ pub mod sdpa;
 pub mod train;
 pub mod transformer;
 pub mod viz;
-
-/// Not a chapter: the exercises' counters, fed by `#[counted]`.
-pub mod probe;

@@ -566,9 +566,7 @@ fn ex10_beam_search_runs_one_decoder_pass_per_beam_and_step() {
     let (_vs, m) = eval_model(8, 2);
     let src = one_source(4);
     let width = 3;
-    let (_, counts) = transformer_course::probe::watch(|| {
-        beam_search(&m, &src, width, SEQ_LEN)
-    });
+    let (_, counts) = counted::watch(|| beam_search(&m, &src, width, SEQ_LEN));
     let passes = counts.of("Decoder::forward_with_weights");
     let most = width * (SEQ_LEN - 1);
     assert!(passes > 0, "test bug: the decoder's passes are not counted");

@@ -88,7 +88,7 @@ pub fn flush_left(markdown: &str) -> String {
         while body_end < lines.len() && !fence.closes(lines[body_end]) {
             body_end += 1;
         }
-        // `#[counted]` feeds the exercises' counters (src/probe.rs); it is not the
+        // `#[counted]` feeds the exercises' counters (counted/); it is not the
         // idea a listing shows.
         let body: Vec<&str> = lines[body_start..body_end]
             .iter()

@@ -2,7 +2,7 @@
 //! version of what it asks for.
 //!
 //! * `assert_not_called`, at run time: the lesson's functions an exercise replaces
-//!   carry `#[counted]` (transformer_course::probe), so a call counts however it was
+//!   carry `#[counted]` (the `counted` crate), so a call counts however it was
 //!   reached (a closure, a helper module path, a re-export, a fn pointer).
 //! * `assert_not_in_source`, for libtorch's own functions and types, which the course
 //!   cannot count (`scaled_dot_product_attention`, `cross_entropy_loss`, `VarStore`):
@@ -12,10 +12,10 @@
 use std::collections::BTreeSet;
 use std::sync::Once;
 
+use counted as probe;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
-use transformer_course::probe;
 
 use super::{region_code, shortcut_message};
 
