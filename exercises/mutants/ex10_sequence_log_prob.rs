@@ -51,3 +51,13 @@
         }
         total
     })
+
+// MUTANT: prefix_helper_outside — a pass per prefix, its loop in a helper outside the region (which no source reader of the region saw)
+    tch::no_grad(|| (1..tokens.len()).map(|i| next_of(model, src, tokens, i)).sum())
+// APPEND:
+fn next_of(model: &Transformer, src: &Tensor, tokens: &[i64], i: usize) -> f64 {
+    let prefix = Tensor::from_slice(&tokens[..i]).unsqueeze(0).to_device(src.device());
+    let logits = model.forward(src, &prefix, false);
+    let logp = logits.get(0).get(-1).log_softmax(-1, Kind::Double);
+    logp.double_value(&[tokens[i]])
+}
