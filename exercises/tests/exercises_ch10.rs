@@ -39,8 +39,10 @@ fn one_source(i: i64) -> Tensor {
 fn ex10_sequence_log_prob_takes_one_pass() {
     // One teacher-forced pass scores every position at once; a pass per prefix gives
     // the same sum with n times the work. The decoder counts its passes (#[counted]
-    // on Decoder::forward_with_weights, which every decoder pass goes through),
-    // however the solution reached them: a loop, an iterator, a helper.
+    // on Decoder::forward_with_weights, which every full decoder pass goes through),
+    // however the solution reached them: a loop, an iterator, a helper. A scorer
+    // that steps ex10_kv_cache's cache token by token runs no full pass: n passes
+    // of one position each, not the one pass the exercise asks for.
     let (_vs, m) = eval_model(0, 1);
     let src = one_source(1);
     let tokens = [BOS_ID, 3, 1, 4, 1, 5, EOS_ID];
@@ -48,11 +50,17 @@ fn ex10_sequence_log_prob_takes_one_pass() {
     assert!(lp.is_finite() && lp < 0.0, "a log-probability, got {lp}");
     let passes = counts.of("Decoder::forward_with_weights");
     if passes != 1 {
-        let found = format!(
-            "ex10_sequence_log_prob ran the decoder {passes} times for one answer of \
-             {} tokens: one model pass per prefix",
-            tokens.len() - 1
-        );
+        let found = if passes == 0 {
+            "ex10_sequence_log_prob ran no full decoder pass: it scored the answer a \
+             token at a time (a cached step per token?)"
+                .to_string()
+        } else {
+            format!(
+                "ex10_sequence_log_prob ran the decoder {passes} times for one answer \
+                 of {} tokens: one model pass per prefix",
+                tokens.len() - 1
+            )
+        };
         panic!(
             "{}",
             common::shortcut_message(
@@ -548,17 +556,25 @@ fn ex10_beam_search_wider_beams_score_what_they_return() {
 #[test]
 fn ex10_beam_search_runs_one_decoder_pass_per_beam_and_step() {
     // Counted where the decoder does the work (`#[counted]` on the course's
-    // Decoder::forward_with_weights, which every decoder pass goes through): a search
+    // Decoder::forward_with_weights, which every full decoder pass goes through;
+    // a step of ex10_kv_cache's cache does not, and is not limited here): a search
     // extends at most `width` beams per round, for at most max_len - 1 rounds, so it
     // runs at most that many passes (fewer when the beams share one batched pass). A
     // rescoring from scratch of every candidate runs a pass per candidate, ×VOCAB.
     let (_vs, m) = eval_model(8, 2);
     let src = one_source(4);
+    let tgt = Tensor::from_slice(&[BOS_ID, 3]).unsqueeze(0);
+    let (_, one) =
+        counted::watch(|| tch::no_grad(|| m.forward(&src, &tgt, false)));
+    assert_eq!(
+        one.of("Decoder::forward_with_weights"),
+        1,
+        "test bug: a model pass is not counted as one decoder pass"
+    );
     let width = 3;
     let (_, counts) = counted::watch(|| beam_search(&m, &src, width, SEQ_LEN));
     let passes = counts.of("Decoder::forward_with_weights");
     let most = width * (SEQ_LEN - 1);
-    assert!(passes > 0, "test bug: the decoder's passes are not counted");
     assert!(
         passes <= most,
         "{}",
