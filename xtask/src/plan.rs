@@ -76,11 +76,17 @@ pub fn page_size(page: &Path) -> Size {
                     continue;
                 }
                 let body = fs::read_to_string(&target).unwrap_or_default();
-                size.lines += match anchor {
-                    Some(a) => {
+                let n = body.lines().count();
+                size.lines += match (anchor, crate::book::include_line_range(arg)) {
+                    (Some(a), _) => {
                         anchors::regions(&body).get(a).map_or(0, |r| r.len())
                     }
-                    None => body.lines().count(),
+                    // `x.txt:51:91` shows those lines only, not the whole file.
+                    (None, Some((start, end))) => {
+                        let end = end.unwrap_or(n).min(n);
+                        (end + 1).saturating_sub(start.max(1))
+                    }
+                    (None, None) => n,
                 };
             }
             continue;
@@ -451,6 +457,26 @@ mod tests {
                 "3: says 1760 minutes of exercises, the course plan has 1765",
             ]
         );
+    }
+
+    #[test]
+    fn an_include_of_a_line_range_counts_those_lines_only() {
+        let dir = std::env::temp_dir()
+            .join(format!("plan-range-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let body: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        fs::write(dir.join("out.txt"), body).unwrap();
+        let page = dir.join("page.md");
+        let with = |arg: &str| {
+            fs::write(&page, format!("{{{{#include {arg}}}}}\n")).unwrap();
+            page_size(&page).lines
+        };
+        assert_eq!(with("out.txt"), 100);
+        assert_eq!(with("out.txt:51:91"), 41);
+        assert_eq!(with("out.txt:95:"), 6);
+        assert_eq!(with("out.txt::9"), 9);
+        assert_eq!(with("out.txt:7"), 1);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
