@@ -45,7 +45,8 @@ struct Args {
     /// Epochs over the 20,000 training samples, 312 steps each (1 to 10).
     #[arg(long, default_value_t = STUDY_EPOCHS as u64, value_parser = in_range(1, 10))]
     epochs: u64,
-    /// Only this variant (repeatable; the course's model always runs too).
+    /// Only this variant (repeatable; the course's model and the variant's
+    /// reference always run too).
     #[arg(long, value_parser = parse_variant)]
     only: Vec<&'static Variant>,
     /// Where the figures go.
@@ -210,12 +211,15 @@ fn study(args: Args) -> Result<()> {
     if args.only.is_empty() {
         variants.extend(&VARIANTS[1..]);
     } else {
-        variants.extend(args.only.iter().filter(|v| v.name != "course"));
-        // A variant is measured against its reference, which must run too.
+        // Each once, however often it was named: a variant twice would pair
+        // every run twice in the test across seeds. A variant is measured against
+        // its reference, which must run too.
         for v in args.only.iter() {
             let r = variant_named(v.reference()).expect("a known reference");
-            if !variants.iter().any(|w| w.name == r.name) {
-                variants.push(r);
+            for w in [*v, r] {
+                if !variants.iter().any(|x| x.name == w.name) {
+                    variants.push(w);
+                }
             }
         }
     }

@@ -84,7 +84,8 @@ def header(command, device):
 
 def wrap_line(line):
     pieces = []
-    while len(line) > WIDTH:
+    # A piece after the first carries CONT in front, so it must fit in less.
+    while len(line) > WIDTH - (len(CONT) if pieces else 0):
         room = WIDTH - 1 - (len(CONT) if pieces else 0)
         cut = line.rfind(" ", room // 2, room) + 1 or room
         pieces.append(line[:cut] + END)

@@ -99,7 +99,7 @@ fn the_test_across_seeds_counts_sign_flips_exactly() {
 
 #[test]
 fn the_interval_across_seeds_is_students_t() {
-    // Mean 2, sd 1 over 4 differences: 2 ± 3.182 · 1/2.
+    // Mean 2, sd √(2/3) over 4 differences: 2 ± 3.182 · √(2/3)/2.
     let (m, lo, hi) = mean_interval_95(&[1.0, 2.0, 3.0, 2.0]);
     let sd = (2.0f64 / 3.0).sqrt();
     assert!((m - 2.0).abs() < 1e-12);

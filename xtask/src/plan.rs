@@ -77,17 +77,18 @@ pub fn page_size(page: &Path) -> Size {
                 }
                 let body = fs::read_to_string(&target).unwrap_or_default();
                 let n = body.lines().count();
-                size.lines += match (anchor, crate::book::include_line_range(arg)) {
-                    (Some(a), _) => {
-                        anchors::regions(&body).get(a).map_or(0, |r| r.len())
-                    }
-                    // `x.txt:51:91` shows those lines only, not the whole file.
-                    (None, Some((start, end))) => {
-                        let end = end.unwrap_or(n).min(n);
-                        (end + 1).saturating_sub(start.max(1))
-                    }
-                    (None, None) => n,
-                };
+                size.lines +=
+                    match (anchor, crate::book::include_line_range(arg)) {
+                        (Some(a), _) => anchors::regions(&body)
+                            .get(a)
+                            .map_or(0, |r| r.len()),
+                        // `x.txt:51:91` shows those lines only, not the whole file.
+                        (None, Some((start, end))) => {
+                            let end = end.unwrap_or(n).min(n);
+                            (end + 1).saturating_sub(start.max(1))
+                        }
+                        (None, None) => n,
+                    };
             }
             continue;
         }

@@ -306,9 +306,13 @@ fn the_formatter_fits_the_column_and_reads_back() {
     let device = "# device: cuda (NVIDIA H200; host Intel(R) Xeon(R) Processor, 16 \
                   threads) · libtorch 2.11.0 · 2026-11-29 UTC · scripts/regen-outputs.sh";
     let header = fit_output(&["header", command, device], "");
+    // 168 and 169: the last piece carries the 2-character continuation mark, so a
+    // loop that only asked for 85 left an 86- or 87-wide line there.
     let body = format!(
-        "short line\n{}\n{}\n  {}\n\n",
+        "short line\n{}\n{}\n{}\n{}\n  {}\n\n",
         "x".repeat(200),
+        "x".repeat(168),
+        "x".repeat(169),
         "· ".repeat(70),
         "word ".repeat(40)
     );
