@@ -446,11 +446,7 @@ impl Runner {
                     signal,
                 };
             }
-            if started.elapsed() > timeout {
-                kill(child.id());
-                let _ = child.wait();
-                break Ending::TimedOut;
-            }
+            let timed_out = started.elapsed() > timeout;
             if let Some(limit) = memory_mb {
                 let (mb, tasks) = usage(child.id());
                 if mb > limit {
@@ -465,6 +461,14 @@ impl Runner {
                     let _ = child.wait();
                     break Ending::TooManyTasks;
                 }
+            }
+            // After the limits: a fork bomb on two cores can starve this loop past
+            // the time limit, and then the process count is the verdict that says
+            // what happened (read before the clock, so the verdict does not race).
+            if timed_out {
+                kill(child.id());
+                let _ = child.wait();
+                break Ending::TimedOut;
             }
             std::thread::sleep(Duration::from_millis(50));
         };
