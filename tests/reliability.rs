@@ -127,10 +127,10 @@ fn wait_for_line(child: &mut Child, prefix: &str) -> String {
     }
 }
 
-/// A training run of many short epochs with --save-on-interrupt, once it has
-/// started training.
-fn long_run_saving_on_interrupt(out: &Path) -> Child {
-    let args = ["--epochs", "1000", "--train-samples", "128"];
+/// A training run of many epochs of `samples` each with --save-on-interrupt,
+/// once it has started training.
+fn long_run_saving_on_interrupt(out: &Path, samples: &str) -> Child {
+    let args = ["--epochs", "1000", "--train-samples", samples];
     let mut child = command(TRAIN, &["--out", path_str(out)])
         .args(args)
         .arg("--save-on-interrupt")
@@ -209,7 +209,7 @@ fn a_signal_during_training_leaves_no_temporary(#[case] sig: i32) {
 fn an_interrupted_run_is_saved_and_a_failed_save_is_rescued() {
     let dir = temp_dir("rescue");
     let out = dir.join("model.safetensors");
-    let child = long_run_saving_on_interrupt(&out);
+    let child = long_run_saving_on_interrupt(&out, "128");
     std::fs::create_dir(&out).unwrap();
     signal(&child, libc::SIGINT);
     let done = child.wait_with_output().unwrap();
@@ -537,7 +537,7 @@ fn a_full_standard_output_is_an_error(#[case] bin: &str, #[case] decode: bool) {
 fn a_cpu_time_warning_stops_and_saves() {
     let dir = temp_dir("xcpu-save");
     let out = dir.join("model.safetensors");
-    let child = long_run_saving_on_interrupt(&out);
+    let child = long_run_saving_on_interrupt(&out, "128");
     for _ in 0..3 {
         signal(&child, libc::SIGXCPU);
         std::thread::sleep(Duration::from_millis(200));
@@ -677,15 +677,7 @@ fn a_second_interrupt_says_nothing_was_saved() {
     use std::io::Read;
     let dir = temp_dir("second-interrupt");
     let out = dir.join("model.safetensors");
-    let args = ["--epochs", "1000", "--train-samples", "8192"];
-    let mut child = command(TRAIN, &["--out", path_str(&out)])
-        .args(args)
-        .arg("--save-on-interrupt")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut child, "optimizer=");
+    let mut child = long_run_saving_on_interrupt(&out, "8192");
     signal(&child, libc::SIGINT);
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
