@@ -347,9 +347,7 @@ fn print_run(r: &Run) {
 /// Per variant: the test exact match of each seed, their range, the steps to
 /// the target, and a direct test against the course's run of the same seed.
 fn summary(variants: &[&'static Variant], runs: &[Run]) {
-    let of = |name: &str| -> Vec<&Run> {
-        runs.iter().filter(|r| r.variant == name).collect()
-    };
+    let of = |name: &str| runs_of(runs, name);
     println!(
         "{:<19} {:<23} {:<16} {:<22}",
         "variant",
@@ -392,9 +390,7 @@ fn summary(variants: &[&'static Variant], runs: &[Run]) {
 /// reference's of the same seed; their mean with a 95% interval, the exact
 /// sign-flip p, and Holm's correction over the variants of this run.
 fn across_seeds(variants: &[&'static Variant], runs: &[Run], seeds: u64) {
-    let of = |name: &str| -> Vec<&Run> {
-        runs.iter().filter(|r| r.variant == name).collect()
-    };
+    let of = |name: &str| runs_of(runs, name);
     let tested: Vec<(&Variant, Vec<f64>)> = variants
         .iter()
         .filter(|v| v.name != "course")
@@ -454,6 +450,11 @@ fn across_seeds(variants: &[&'static Variant], runs: &[Run], seeds: u64) {
          below 0.01/(m - 1), and so on. The interval assumes bell-shaped seeds; 'not\n\
          shown' with a wide interval is not 'no effect'."
     );
+}
+
+/// The runs of the variant called `name`, in the order of the jobs.
+fn runs_of<'a>(runs: &'a [Run], name: &str) -> Vec<&'a Run> {
+    runs.iter().filter(|r| r.variant == name).collect()
 }
 
 fn rate(r: &Run) -> f64 {
