@@ -43,7 +43,8 @@
 //!   defined there ([`crate::terms`]);
 //! * a count of exercises or solution regions, or a total of the course plan's
 //!   minutes, that a page states otherwise than the exercises and the plan the book
-//!   shows ([`crate::plan::check_plan_prose`]).
+//!   shows, a plan the book shows that a fresh `cargo xtask plan` no longer gives, or
+//!   an input of these that is missing ([`crate::plan::check_plan_prose`]).
 //!
 //! `cargo xtask check-book --width` runs the width check alone.
 //!

@@ -10,7 +10,8 @@
 //!
 //! The prose repeats some of these figures (35 exercises, two to four a chapter, the
 //! total minutes); [`check_plan_prose`], part of `cargo xtask check-book`, holds them
-//! to the exercises and to the plan the book shows, so that they cannot drift apart.
+//! to the exercises and to the plan the book shows, so that they cannot drift apart,
+//! and holds the plan the book shows to a fresh count of the book and the exercises.
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -399,22 +400,120 @@ pub fn prose_mismatches(text: &str, facts: &Facts) -> Vec<(usize, String)> {
     found
 }
 
+/// The command that rewrites [`PLAN_OUTPUT`] from the book and the exercises as they
+/// are; the messages of [`check_plan_prose`] name it.
+pub const REGEN_PLAN: &str =
+    "scripts/regen-outputs.sh --no-build --only course_plan";
+
+/// Whether the workspace at `root` is a course whose prose states the plan: it has
+/// exercises, the book's copy of the plan or the page for instructors. The check's
+/// fixtures have none of them; a course that has lost one of its inputs has the others.
+pub fn is_course(root: &Path) -> bool {
+    [EXERCISE_SRC, PLAN_OUTPUT, "book/src/instructors.md"]
+        .iter()
+        .any(|p| root.join(p).exists())
+}
+
 /// Part of `cargo xtask check-book`: the figures of [`PROSE_PAGES`] against the
-/// exercises and the plan the book shows, as (file, line, message). Nothing for a
-/// book without exercises (the check's fixtures).
+/// exercises and the plan the book shows, and that plan against a fresh count
+/// ([`plan_is_current`]), as (file, line, message). Nothing for a workspace that is no
+/// course ([`is_course`]); in a course, an input that cannot be read is a problem, not
+/// a figure left unchecked.
 pub fn check_plan_prose(root: &Path) -> Vec<(PathBuf, usize, String)> {
-    let Ok(facts) = facts(root) else {
+    if !is_course(root) {
         return vec![];
+    }
+    let plan_path = root.join(PLAN_OUTPUT);
+    let facts = match facts(root) {
+        Ok(f) if f.exercises > 0 => f,
+        Ok(_) => {
+            let dir = root.join(EXERCISE_SRC);
+            return vec![(dir, 0, "no exercises found: the figures of the prose cannot be checked".into())];
+        }
+        Err(e) => {
+            let dir = root.join(EXERCISE_SRC);
+            return vec![(dir, 0, format!("cannot count the exercises ({e:#}): the figures of the prose cannot be checked"))];
+        }
     };
     let mut found = vec![];
+    if facts.minutes.is_none() {
+        found.push((
+            plan_path.clone(),
+            0,
+            format!(
+                "missing, or without its `all chapters` line: the minutes of the prose \
+                 cannot be checked; write it with {REGEN_PLAN}"
+            ),
+        ));
+    } else {
+        let shown = fs::read_to_string(&plan_path).unwrap_or_default();
+        match plan(root) {
+            Ok(fresh) => {
+                if let Some((line, message)) = plan_is_current(&shown, &fresh) {
+                    found.push((plan_path.clone(), line, message));
+                }
+            }
+            Err(e) => found.push((
+                plan_path.clone(),
+                0,
+                format!("cannot count a fresh plan to compare it with ({e:#})"),
+            )),
+        }
+    }
     for page in PROSE_PAGES {
         let path = root.join(page);
-        let text = fs::read_to_string(&path).unwrap_or_default();
+        let Ok(text) = fs::read_to_string(&path) else {
+            found.push((
+                path,
+                0,
+                "cannot be read: its figures of the plan are not checked"
+                    .into(),
+            ));
+            continue;
+        };
         for (line, message) in prose_mismatches(&text, &facts) {
             found.push((path.clone(), line, message));
         }
     }
     found
+}
+
+/// None when `shown`, the book's copy of the plan, holds `fresh`, the plan counted now,
+/// after its header (the command and device lines, then a blank line) and apart from
+/// trailing blanks; else the first line of `shown` that differs, and a message naming
+/// [`REGEN_PLAN`].
+pub fn plan_is_current(shown: &str, fresh: &str) -> Option<(usize, String)> {
+    let skip = crate::book::output_header(shown).map_or(0, |h| h.lines);
+    let mut body: Vec<(usize, &str)> = shown
+        .lines()
+        .enumerate()
+        .skip(skip)
+        .map(|(i, l)| (i + 1, l.trim_end()))
+        .collect();
+    if body.first().is_some_and(|(_, l)| l.is_empty()) {
+        body.remove(0);
+    }
+    while body.last().is_some_and(|(_, l)| l.is_empty()) {
+        body.pop();
+    }
+    let mut fresh: Vec<&str> = fresh.lines().map(str::trim_end).collect();
+    while fresh.last().is_some_and(|l| l.is_empty()) {
+        fresh.pop();
+    }
+    let end = body.last().map_or(skip + 1, |(i, _)| i + 1);
+    let at = (0..body.len().max(fresh.len()))
+        .find(|&k| body.get(k).map(|(_, l)| *l) != fresh.get(k).copied())?;
+    let line = body.get(at).map_or(end, |(i, _)| *i);
+    let now = fresh
+        .get(at)
+        .map_or("(nothing)".to_string(), |l| format!("`{l}`"));
+    Some((
+        line,
+        format!(
+            "the course plan is older than the book and exercises (a fresh \
+             `cargo xtask plan` has {now} here); rewrite it with {REGEN_PLAN}"
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -497,6 +596,68 @@ mod tests {
             facts(&root).is_ok_and(|f| f.exercises > 0 && f.minutes.is_some())
         );
         assert_eq!(found, [], "prose that disagrees with the course plan");
+    }
+
+    #[test]
+    fn a_plan_that_matches_a_fresh_count_passes_whatever_its_header() {
+        let fresh = "Reading: 150 words\n\nch  page\n01  01_x.md  3693\n";
+        let shown = format!(
+            "$ scripts/course-plan.sh\n# device: cpu (AMD EPYC, 2 threads) · libtorch 2.11.0\n\
+             #   · scripts/regen-outputs.sh\n\n{fresh}\n"
+        );
+        assert_eq!(plan_is_current(&shown, fresh), None);
+    }
+
+    #[test]
+    fn a_plan_older_than_the_book_is_reported_with_the_regen_command() {
+        let shown =
+            "$ scripts/course-plan.sh\n# device: cpu · 2026-12-03 UTC\n\n\
+                     Reading: 150 words\n01  01_x.md  3693\n02  02_y.md  10\n";
+        let (line, message) = plan_is_current(
+            shown,
+            "Reading: 150 words\n01  01_x.md  3703\n02  02_y.md  10\n",
+        )
+        .expect("a changed count");
+        assert_eq!(line, 5);
+        assert!(message.contains("`01  01_x.md  3703`"), "{message}");
+        assert!(
+            message.contains(
+                "scripts/regen-outputs.sh --no-build --only course_plan"
+            ),
+            "{message}"
+        );
+        // A chapter more, or one fewer, in the fresh count.
+        let longer = "Reading: 150 words\n01  01_x.md  3693\n02  02_y.md  10\n03  03_z.md  7\n";
+        assert_eq!(plan_is_current(shown, longer).map(|f| f.0), Some(7));
+        let shorter = "Reading: 150 words\n01  01_x.md  3693\n";
+        let (line, message) =
+            plan_is_current(shown, shorter).expect("a line too many");
+        assert_eq!(line, 6);
+        assert!(message.contains("(nothing)"), "{message}");
+    }
+
+    #[test]
+    fn a_course_whose_inputs_are_missing_is_a_problem_not_a_pass() {
+        let dir = std::env::temp_dir()
+            .join(format!("plan-missing-{}", std::process::id()));
+        fs::create_dir_all(dir.join("book/src")).unwrap();
+        // No exercises, no plan, no prose pages: not a course, nothing to check.
+        assert_eq!(check_plan_prose(&dir), []);
+        // The page for instructors alone: the exercises cannot be counted.
+        fs::write(dir.join("book/src/instructors.md"), "35 exercises.\n")
+            .unwrap();
+        let found = check_plan_prose(&dir);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].2.contains("cannot count the exercises"),
+            "{found:?}"
+        );
+        // Exercises that count, but no plan and no other prose page.
+        fs::create_dir_all(dir.join(EXERCISE_SRC)).unwrap();
+        fs::write(dir.join(EXERCISE_SRC).join("ch01.rs"), "// none\n").unwrap();
+        let found = check_plan_prose(&dir);
+        assert!(found[0].2.starts_with("no exercises found"), "{found:?}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
