@@ -12,7 +12,9 @@
 //! * the text of a link to the term's glossary entry (`glossary.md#kv-cache`) or to a
 //!   page the glossary says defines it (`10_greedy_decode.md#term-kv-cache`), or
 //! * defined in place: preceded by a `<a id="term-…"></a>` anchor, the book's mark of a
-//!   definition.
+//!   definition, whose id is the term's: `term-` and its words joined by hyphens
+//!   (`term-kv-cache`), `term-` and its glossary anchor, or the anchor the glossary's
+//!   "defined in" column links to. Another term's anchor defines that term, not this.
 //!
 //! A later mention may stand alone: the reader has been told once. Mentions in code,
 //! in math, in headings and in a link's target do not count. The terms of the
@@ -21,9 +23,13 @@
 //! [`EVERYDAY`] lists the few machine-learning terms that the pages also use in their
 //! plain sense, where a word cannot tell the two apart.
 //!
+//! A mention may be in the plural: `heads`, `batches`, `probabilities` for
+//! "probability".
+//!
 //! It also checks that every term of the glossary has an anchor
 //! (`<a id="kv-cache"></a>KV cache`) for these links to point at, and that every link
-//! of the book to `glossary.md#…` names one of them (mdBook does not).
+//! of the book to `glossary.md#…` names one of them (mdBook does not), on every page
+//! under book/src, the exercise pages that chapters include among them.
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +56,8 @@ pub struct Term {
     pub anchor: Option<String>,
     /// The pages the row's "defined in" column links to, without fragment.
     pub defined_in: Vec<String>,
+    /// The fragments of those links (`term-kv-cache`): the anchors that define it.
+    pub defined_at: Vec<String>,
     /// Whether it is in the machine-learning table (checked on the pages).
     pub checked: bool,
     /// Its line in glossary.md.
@@ -98,13 +106,7 @@ pub fn check_glossary_terms(book_src: &Path) -> Found {
 /// Every link of the book's pages to `glossary.md#x` whose `x` is no term's anchor: a
 /// browser would open the glossary at its top, without a word.
 fn check_glossary_links(book_src: &Path, terms: &[Term]) -> Found {
-    let mut pages: Vec<PathBuf> = fs::read_dir(book_src)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
+    let mut pages = markdown_under(book_src);
     pages.sort();
     let mut found = vec![];
     for path in pages {
@@ -129,6 +131,25 @@ fn check_glossary_links(book_src: &Path, terms: &[Term]) -> Found {
     found
 }
 
+/// The .md files under `dir`, at any depth: the exercise pages in exercises/ are
+/// included in the chapters, so their links are read from the chapter's folder.
+fn markdown_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = vec![];
+    for path in fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+    {
+        if path.is_dir() {
+            found.extend(markdown_under(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// The terms of glossary.md's tables, in order.
 pub fn glossary_terms(glossary: &str) -> Vec<Term> {
     let mut terms = vec![];
@@ -148,9 +169,16 @@ pub fn glossary_terms(glossary: &str) -> Vec<Term> {
         {
             continue;
         }
-        let defined_in: Vec<String> = links(cells[cells.len() - 1])
-            .into_iter()
+        let targets = links(cells[cells.len() - 1]);
+        let defined_in: Vec<String> = targets
+            .iter()
             .map(|l| page_of(&l.target).to_string())
+            .collect();
+        let defined_at: Vec<String> = targets
+            .iter()
+            .filter_map(|l| {
+                l.target.split_once('#').map(|(_, f)| f.to_string())
+            })
             .collect();
         for piece in split_outside(cells[0]) {
             let piece = piece.trim();
@@ -172,6 +200,7 @@ pub fn glossary_terms(glossary: &str) -> Vec<Term> {
                 name: name.split_whitespace().collect::<Vec<_>>().join(" "),
                 anchor,
                 defined_in: defined_in.clone(),
+                defined_at: defined_at.clone(),
                 checked,
                 line: i + 1,
             });
@@ -226,7 +255,7 @@ pub fn check_page(
                 "'{}' first appears in a link to {}, which does not define it",
                 term.name, l.target
             ),
-            None if defined_here(&page[..at]) => continue,
+            None if defined_here(&page[..at], term) => continue,
             None => format!(
                 "'{}' first appears here, neither linked nor defined",
                 term.name
@@ -256,14 +285,27 @@ fn links_to_definition(target: &str, term: &Term) -> bool {
     glossary_entry || term.defined_in.iter().any(|p| p == page_of(target))
 }
 
-/// Whether the text just before a mention ends with a definition's anchor, allowing
-/// the emphasis that usually follows it: `<a id="term-x"></a>*x*`.
-fn defined_here(before: &str) -> bool {
+/// Whether the text just before a mention of `term` ends with the anchor of its
+/// definition, allowing the emphasis that usually follows it:
+/// `<a id="term-kv-cache"></a>*KV cache*`. The anchor must be the term's (see the
+/// module's account): `<a id="term-seed"></a>*KV cache*` defines a seed.
+fn defined_here(before: &str, term: &Term) -> bool {
     let before = before.trim_end_matches(['*', '_']);
-    before.ends_with("\"></a>")
-        && before
-            .rfind("<a id=\"term-")
-            .is_some_and(|i| !before[i..].contains('\n'))
+    let Some(open) = before.strip_suffix("\"></a>") else {
+        return false;
+    };
+    let Some(i) = open.rfind("<a id=\"") else {
+        return false;
+    };
+    let id = &open[i + "<a id=\"".len()..];
+    let own = [
+        Some(format!("term-{}", term.words.join("-"))),
+        term.anchor.as_ref().map(|a| format!("term-{a}")),
+    ];
+    id.starts_with("term-")
+        && !id.contains(['\n', '"'])
+        && (own.iter().flatten().any(|o| o == id)
+            || term.defined_at.iter().any(|d| d == id))
 }
 
 /// The page with everything that is not prose blanked out, byte for byte, so that
@@ -435,7 +477,8 @@ fn word_spans(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The byte ranges where the page's words are the term's, the last one also in the
-/// plural (`heads`, `batches`), with only spaces or a line break between them.
+/// plural (`heads`, `batches`, `probabilities`), with only spaces or a line break
+/// between them.
 fn mentions(
     words: &[(usize, String)],
     text: &str,
@@ -450,7 +493,10 @@ fn mentions(
                     w == t
                         || (k == n - 1
                             && (w.strip_suffix('s') == Some(t)
-                                || w.strip_suffix("es") == Some(t)))
+                                || w.strip_suffix("es") == Some(t)
+                                || w.strip_suffix("ies").is_some_and(|stem| {
+                                    t.strip_suffix('y') == Some(stem)
+                                })))
                 });
             let together = run.windows(2).all(|p| {
                 let gap = &text[p[0].0 + p[0].1.len()..p[1].0];
@@ -587,6 +633,61 @@ mod tests {
             "A <a id=\"term-beam-search\"></a>*beam search* keeps the best."
         )
         .is_empty());
+    }
+
+    #[test]
+    fn an_anchor_defines_its_own_term_only() {
+        let found =
+            problems("A <a id=\"term-seed\"></a>*beam search* keeps the best.");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].1.starts_with("'beam search' first appears here"));
+        // The anchor the glossary's "defined in" links to, and term- with the
+        // glossary's anchor, are the term's own.
+        assert_eq!(
+            problems("A <a id=\"term-normal\"></a>*normal distribution* here."),
+            []
+        );
+        assert_eq!(problems("An <a id=\"term-encoder\"></a>*encoder*."), []);
+        // An anchor earlier on the line, before another word, defines nothing here.
+        let found =
+            problems("<a id=\"term-beam-search\"></a>A sort of beam search.");
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
+
+    #[test]
+    fn a_plural_in_ies_is_a_mention_of_the_term_in_y() {
+        let glossary = format!(
+            "{GLOSSARY}\n## Machine learning\n\n| term | in short | defined in |\n|---|---|---|\n\
+             | <a id=\"probability\"></a>probability | a share | [chapter 02](02_attention.md#p) |\n"
+        );
+        let terms = glossary_terms(&glossary);
+        let found = check_page("Rows of probabilities.\n", &terms, &[]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].1.starts_with("'probability' first appears here"));
+        let linked =
+            "Rows of [probabilities](glossary.md#probability), a probability.";
+        assert_eq!(check_page(linked, &terms, &[]), []);
+    }
+
+    #[test]
+    fn links_to_the_glossary_are_checked_on_exercise_pages_too() {
+        let dir = std::env::temp_dir()
+            .join(format!("terms-exercises-{}", std::process::id()));
+        fs::create_dir_all(dir.join("exercises")).unwrap();
+        fs::write(dir.join("glossary.md"), GLOSSARY).unwrap();
+        fs::write(
+            dir.join("exercises/10_decode.md"),
+            "Keep a [cache](glossary.md#kv-cache) and a [beam](glossary.md#beams).\n",
+        )
+        .unwrap();
+        let found = check_glossary_links(&dir, &glossary_terms(GLOSSARY));
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].0.ends_with("exercises/10_decode.md"), "{found:?}");
+        assert!(
+            found[0].2.starts_with("link to glossary.md#beams:"),
+            "{found:?}"
+        );
     }
 
     #[test]
