@@ -154,14 +154,32 @@ fn answer_lines(dir: &Path, regions: &[String]) -> Result<Option<usize>> {
     Ok(Some(total))
 }
 
-/// The plan as text, at most 85 columns wide.
-pub fn plan(root: &Path) -> Result<String> {
-    let exercises = catalog(root)?;
-    let answers = if root.join(SOLUTIONS).is_dir() {
+/// Where the reference answers are: the copy a student edition keeps, else the
+/// exercises themselves.
+fn answers_dir(root: &Path) -> PathBuf {
+    if root.join(SOLUTIONS).is_dir() {
         root.join(SOLUTIONS)
     } else {
         root.join(EXERCISE_SRC)
-    };
+    }
+}
+
+/// Whether some exercise's reference answer is blank here (an edition without
+/// answers), so that a fresh plan cannot count its minutes.
+fn answers_blank(root: &Path) -> Result<bool> {
+    let answers = answers_dir(root);
+    for e in catalog(root)? {
+        if answer_lines(&answers, &e.regions)?.is_none() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The plan as text, at most 85 columns wide.
+pub fn plan(root: &Path) -> Result<String> {
+    let exercises = catalog(root)?;
+    let answers = answers_dir(root);
     let mut out = format!(
         "Reading: {WORDS_PER_MINUTE} words of prose and {LINES_PER_MINUTE} lines of code or \
          output a minute.\nAn exercise: {} / {} / {} minutes for ★ / ★★ / ★★★, plus \
@@ -418,7 +436,9 @@ pub fn is_course(root: &Path) -> bool {
 /// exercises and the plan the book shows, and that plan against a fresh count
 /// ([`plan_is_current`]), as (file, line, message). Nothing for a workspace that is no
 /// course ([`is_course`]); in a course, an input that cannot be read is a problem, not
-/// a figure left unchecked.
+/// a figure left unchecked. An edition without answers (`student-edition
+/// --no-answers`) keeps the plan counted from the answers before they were taken
+/// out, which it cannot count again: there the plan is not compared.
 pub fn check_plan_prose(root: &Path) -> Vec<(PathBuf, usize, String)> {
     if !is_course(root) {
         return vec![];
@@ -447,8 +467,11 @@ pub fn check_plan_prose(root: &Path) -> Vec<(PathBuf, usize, String)> {
         ));
     } else {
         let shown = fs::read_to_string(&plan_path).unwrap_or_default();
-        match plan(root) {
-            Ok(fresh) => {
+        match answers_blank(root)
+            .and_then(|blank| Ok(if blank { None } else { Some(plan(root)?) }))
+        {
+            Ok(None) => {}
+            Ok(Some(fresh)) => {
                 if let Some((line, message)) = plan_is_current(&shown, &fresh) {
                     found.push((plan_path.clone(), line, message));
                 }
