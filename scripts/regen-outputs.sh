@@ -72,6 +72,12 @@ export_explorer                            export_explorer     --checkpoint chec
 09_train_reverse_amd                       09_train_reverse    --out checkpoints/amd/reverse.safetensors
 10_greedy_decode_amd                       10_greedy_decode    --checkpoint checkpoints/amd/reverse.safetensors --out-dir out/amd
 11_cross_attention_amd                     11_cross_attention  --checkpoint checkpoints/amd/reverse.safetensors --ablation checkpoints/amd/framework-default.safetensors --out-dir out/amd
+# A third CPU (chapter 10, "What you will see on your machine"): an AMD EPYC with
+# AVX-512, on which the same command trains a model unlike both the Intel one and the
+# AVX2 EPYC one above. Rows ending in _amd512 run only on an AMD CPU with AVX-512, rows
+# ending in _amd only on one without it, so neither machine overwrites a run of the other.
+09_train_reverse_amd512                    09_train_reverse    --out checkpoints/amd512/reverse.safetensors
+10_greedy_decode_amd512                    10_greedy_decode    --checkpoint checkpoints/amd512/reverse.safetensors --out-dir out/amd512
 # Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
 figures                                    figures             --out-dir book/src/figures
 # Not a chapter: the study of the page "What each piece buys" (scripts/ablation.rs):
@@ -148,6 +154,7 @@ fi
 
 is_cuda_row() { [[ $1 == *_cuda ]]; }
 is_amd_row() { [[ $1 == *_amd ]]; }
+is_amd512_row() { [[ $1 == *_amd512 ]]; }
 # A row whose binary column is `env`: its arguments are VAR=value words, then the
 # binary and its own arguments. Sets bin, args and assigns (the VAR=value words).
 unpack_env_row() {
@@ -223,8 +230,15 @@ fi
 # --- The header line: device, libtorch version, date -----------------------------------
 cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n1)
 cpu_model=${cpu_model:-$(uname -m)}
+# Two CPUs that both call themselves "AMD EPYC" trained different models (chapter 10);
+# the header names the widest vector unit, which tells those two apart.
+avx512=0
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then avx512=1; fi
 threads=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
-cpu_label="$cpu_model, $threads threads"
+vector=AVX2
+[ "$avx512" = 1 ] && vector=AVX-512
+grep -qw avx2 /proc/cpuinfo 2>/dev/null || [ "$avx512" = 1 ] || vector="no AVX2"
+cpu_label="$cpu_model, $vector, $threads threads"
 cpu_device="cpu ($cpu_label)"
 gpu_device="cuda ($gpu; host $cpu_label)"
 device_of() { if is_cuda_row "$1"; then echo "$gpu_device"; else echo "$cpu_device"; fi; }
@@ -278,8 +292,12 @@ for row in "${selected[@]}"; do
     echo "regen-outputs: skipping $name: no GPU here" >&2
     continue
   fi
-  if is_amd_row "$name" && [[ $cpu_model != *AMD* ]]; then
-    echo "regen-outputs: skipping $name: it is the second CPU type's run, and this CPU is not an AMD" >&2
+  if is_amd_row "$name" && { [[ $cpu_model != *AMD* ]] || [ "$avx512" = 1 ]; }; then
+    echo "regen-outputs: skipping $name: it is the AVX2 AMD CPU's run, and this CPU is not one" >&2
+    continue
+  fi
+  if is_amd512_row "$name" && { [[ $cpu_model != *AMD* ]] || [ "$avx512" = 0 ]; }; then
+    echo "regen-outputs: skipping $name: it is the AVX-512 AMD CPU's run, and this CPU is not one" >&2
     continue
   fi
   if [ ! -x "$exe" ]; then

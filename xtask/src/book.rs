@@ -25,9 +25,10 @@
 //!   binary that has a source file chapters/<bin>.rs, or whose device line (after the
 //!   command) does not say which device, libtorch and date made it (`# device: cpu (...)
 //!   · libtorch 2.11.0 · 2026-01-31 UTC · ...`); an output named `*_cuda.txt` must come
-//!   from `cuda`, every other one from `cpu`, and one named `*_amd.txt` from an AMD
-//!   CPU (both header lines may be continued on the next, as scripts/regen-outputs.sh
-//!   writes them: [`output_header`]);
+//!   from `cuda`, every other one from `cpu`, one named `*_amd.txt` from an AMD CPU,
+//!   and one named `*_amd512.txt` from an AMD CPU whose header names AVX-512 (both
+//!   header lines may be continued on the next, as scripts/regen-outputs.sh writes
+//!   them: [`output_header`]);
 //! * a line of any file under outputs/, included or not, its header included, wider
 //!   than the page's [`OUTPUT_WIDTH`] columns, with no exception
 //!   ([`check_output_widths`]): scripts/fit-output.py fits an output;
@@ -621,6 +622,17 @@ fn check_device_line(
             file,
             lineno,
             format!("this output's name says it was made on an AMD CPU, but its header says {:?} {included_from}", device.unwrap_or("")),
+        ));
+    }
+    // Two "AMD EPYC" machines, one with AVX-512 and one without, trained different
+    // models from the same command; the header's vector unit keeps them apart.
+    if stem.ends_with("_amd512")
+        && !device.is_some_and(|d| d.contains("AMD") && d.contains("AVX-512"))
+    {
+        problems.push(layout.problem(
+            file,
+            lineno,
+            format!("this output's name says it was made on an AMD CPU with AVX-512, but its header says {:?} {included_from}", device.unwrap_or("")),
         ));
     }
 }

@@ -97,6 +97,10 @@ fn a_broken_fixture_book_has_every_problem_reported() {
             "name says it was made on an AMD CPU, but its header says \"cpu (fixture, 1 threads)\"",
         ),
         (
+            "book/src/outputs/01_demo_amd512.txt:2",
+            "name says it was made on an AMD CPU with AVX-512, but its header says \"cpu (AMD EPYC, AVX2, 1 threads)\"",
+        ),
+        (
             "book/src/01_demo.md:65",
             "lines 1 to 2 end inside a block (line 3 is \"#   · scripts/regen-outputs.sh\")",
         ),
