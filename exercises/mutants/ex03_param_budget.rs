@@ -31,3 +31,21 @@
 // MUTANT: always_up — rounds the real solution up
     let target = 2 * d_model * d_ff + d_ff;
     (target + 3 * d_model + 1) / (3 * d_model + 2)
+
+// MUTANT: build_and_search — builds a FeedForward and SwiGluFeedForward for every candidate width on a scratch VarStore and counts them with parameter_count, keeping the closest: the right integer, found by building modules instead of solving the equation
+    let vs = nn::VarStore::new(tch::Device::Cpu);
+    let mut cfg = TransformerConfig::reverse_task();
+    cfg.d_model = d_model;
+    cfg.d_ff = d_ff;
+    let _ = transformer_course::feed_forward::FeedForward::new(&vs.root() / "gelu", &cfg);
+    let target = transformer_course::layers::parameter_count(&vs);
+    let mut best = (i64::MAX, 0);
+    for h in 1..=2 * d_ff {
+        let vs_h = nn::VarStore::new(tch::Device::Cpu);
+        let _ = SwiGluFeedForward::new(vs_h.root(), &TransformerConfig { d_ff: h, ..cfg });
+        let gap = (transformer_course::layers::parameter_count(&vs_h) - target).abs();
+        if gap < best.0 {
+            best = (gap, h);
+        }
+    }
+    best.1

@@ -98,3 +98,35 @@
         }
     }
     best.expect("a model with at least one self-attention layer")
+
+// MUTANT: pass_per_side — a helper that runs every_weight once for the encoder's heads and once more for the decoder's: the right head, in two inference passes instead of one
+    let mut best: Option<FoundHead> = None;
+    for kind in [AttentionKind::EncoderSelf, AttentionKind::DecoderSelf] {
+        for (layer, w, tokens) in weights_of(model, src, tgt_in, kind) {
+            for (head, score) in previous_token_score(&w, tokens).into_iter().enumerate() {
+                if best.is_none_or(|b| score > b.score) {
+                    best = Some(FoundHead { kind, layer, head: head as i64, score });
+                }
+            }
+        }
+    }
+    best.expect("a model with at least one self-attention layer")
+// APPEND:
+fn weights_of<'a>(
+    model: &Transformer,
+    src: &'a Tensor,
+    tgt_in: &'a Tensor,
+    kind: AttentionKind,
+) -> Vec<(usize, Tensor, &'a Tensor)> {
+    let (enc_w, dec_w) = every_weight(model, src, tgt_in);
+    match kind {
+        AttentionKind::EncoderSelf => {
+            enc_w.into_iter().enumerate().map(|(l, w)| (l, w, src)).collect()
+        }
+        _ => dec_w
+            .into_iter()
+            .enumerate()
+            .map(|(l, w)| (l, w.self_attn, tgt_in))
+            .collect(),
+    }
+}

@@ -140,3 +140,20 @@ fn ex03_param_budget_is_the_closest_width(#[case] d: i64, #[case] d_ff: i64) {
         gap(h + 1)
     );
 }
+
+#[test]
+fn ex03_param_budget_is_solved_not_searched() {
+    let why = "write both counts as formulas in h, set them equal and solve: building \
+               modules for candidate widths and counting their variables finds the \
+               same integer without the equation this exercise is about";
+    common::assert_not_called(
+        "ex03_param_budget",
+        &[("parameter_count", why)],
+        || swiglu_hidden_matching(128, 512),
+    );
+    common::assert_not_in_source(
+        include_str!("../src/ch03_feed_forward.rs"),
+        "ex03_param_budget",
+        &[("VarStore", why)],
+    );
+}

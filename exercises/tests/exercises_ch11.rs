@@ -621,6 +621,28 @@ fn reversal_batch(n: usize, seed: u64) -> (Tensor, Tensor, Tensor) {
     (data.src, data.tgt, tgt_in)
 }
 
+/// One inference pass gives every self-attention layer's weights; a pass per side
+/// (or per layer) gives the same head at several times the cost.
+#[test]
+fn ex11_find_a_head_runs_one_pass() {
+    let (_vs, m) = tiny_model(5, 2);
+    let (src, _, tgt_in) = reversal_batch(8, 7);
+    let (_, counts) =
+        counted::watch(|| find_previous_token_head(&m, &src, &tgt_in));
+    for pass in [
+        "Encoder::forward_with_weights",
+        "Decoder::forward_with_weights",
+    ] {
+        let n = counts.of(pass);
+        assert!(
+            n <= 1,
+            "ex11_find_a_head_find ran {pass} {n} times: one inference pass \
+             (viz::every_weight, once) returns every layer's weights, the encoder's \
+             and the decoder's; score them all from that one pass"
+        );
+    }
+}
+
 #[rstest]
 #[case(AttentionKind::EncoderSelf, 0, 2)]
 #[case(AttentionKind::EncoderSelf, 1, 3)]
