@@ -41,6 +41,7 @@ pub fn greedy_decode(
 }
 // ANCHOR_END: greedy
 
+#[counted::counted("exact_match", keep = src.shallow_clone())]
 // ANCHOR: exact_match
 /// Share of rows whose generated digits and EOS equal the target's exactly.
 /// Stricter than token accuracy: one wrong digit in twelve fails the whole row.

@@ -60,3 +60,47 @@ mod waves_helpers {
     crate::ch08_reverse_data::waves(max_len, d_model)
 // APPEND TO ch08_reverse_data.rs:
 pub use transformer_course::embedding::sinusoidal_position_encoding as waves;
+
+// MUTANT: halves — every sine in the first half of the row, every cosine in the second (the layout some libraries use)
+    let mut values = Vec::with_capacity((max_len * d_model) as usize);
+    for pos in 0..max_len {
+        let angles: Vec<f64> = (0..d_model / 2)
+            .map(|i| pos as f64 / 10000f64.powf(2.0 * i as f64 / d_model as f64))
+            .collect();
+        values.extend(angles.iter().map(|a| a.sin() as f32));
+        values.extend(angles.iter().map(|a| a.cos() as f32));
+    }
+    Tensor::from_slice(&values).view([max_len, d_model])
+
+// MUTANT: positions_from_one — positions counted 1..=max_len: the first row is pe[1]
+    let mut values = Vec::with_capacity((max_len * d_model) as usize);
+    for pos in 1..=max_len {
+        for i in 0..d_model / 2 {
+            let exponent = 2.0 * i as f64 / d_model as f64;
+            let angle = pos as f64 / 10000f64.powf(exponent);
+            values.push(angle.sin() as f32);
+            values.push(angle.cos() as f32);
+        }
+    }
+    Tensor::from_slice(&values).view([max_len, d_model])
+
+// MUTANT: column_exponent — each column's own index in the exponent: the cosine of pair i uses (2i+1)/d_model
+    let mut values = Vec::with_capacity((max_len * d_model) as usize);
+    for pos in 0..max_len {
+        for j in 0..d_model {
+            let angle = pos as f64 / 10000f64.powf(j as f64 / d_model as f64);
+            values.push(if j % 2 == 0 { angle.sin() } else { angle.cos() } as f32);
+        }
+    }
+    Tensor::from_slice(&values).view([max_len, d_model])
+
+// MUTANT: course_width — the course's d_model 128 written into the exponent
+    let mut values = Vec::with_capacity((max_len * d_model) as usize);
+    for pos in 0..max_len {
+        for i in 0..d_model / 2 {
+            let angle = pos as f64 / 10000f64.powf(2.0 * i as f64 / 128.0);
+            values.push(angle.sin() as f32);
+            values.push(angle.cos() as f32);
+        }
+    }
+    Tensor::from_slice(&values).view([max_len, d_model])

@@ -88,3 +88,34 @@
         .filter(|&r| r)
         .count();
     LengthScore { len, scored, right }
+
+// MUTANT: held_out_scored_in_train_mode — its own greedy loop, with the model in training mode (`train = true`): dropout stays on
+    let mut skip = digit_sequences(trained_on);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut scored = Vec::with_capacity(n);
+    while scored.len() < n {
+        let digits: Vec<i64> =
+            (0..len).map(|_| rng.random_range(0..10)).collect();
+        if skip.insert(digits.clone()) {
+            scored.push(digits);
+        }
+    }
+    let right = scored
+        .iter()
+        .filter(|d| {
+            let (s, t) = encode_pair(d);
+            let src = Tensor::from_slice(&s).view([1, SEQ_LEN as i64]);
+            let (memory, mask) = model.encode(&src, true);
+            let mut out = Tensor::from_slice(&[transformer_course::vocab::BOS_ID]).view([1, 1]);
+            for _ in 0..SEQ_LEN - 1 {
+                let next = model.decode(&out, &memory, &mask, true).select(1, -1).argmax(-1, false);
+                out = Tensor::cat(&[out, next.unsqueeze(1)], 1);
+                if next.int64_value(&[0]) == transformer_course::vocab::EOS_ID {
+                    break;
+                }
+            }
+            let pred = Vec::<i64>::try_from(out.view([-1])).unwrap();
+            transformer_course::generate::row_is_right(&pred, &t)
+        })
+        .count();
+    LengthScore { len, scored, right }

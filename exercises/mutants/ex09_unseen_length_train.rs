@@ -102,3 +102,28 @@
         src: Tensor::from_slice(&src).view(shape),
         tgt: Tensor::from_slice(&tgt).view(shape),
     })
+
+// MUTANT: held_out_in_validation — the held-out length left out of the training set only: the validation set is drawn from every length
+    let kept: Vec<usize> = lengths.clone().filter(|&n| n != held_out).collect();
+    let all: Vec<usize> = lengths.collect();
+    let draw = |n: usize, seed: u64, from: &[usize]| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut src, mut tgt) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let len = from[rng.random_range(0..from.len())];
+            let digits: Vec<i64> =
+                (0..len).map(|_| rng.random_range(0..10)).collect();
+            let (s, t) = encode_pair(&digits);
+            src.extend_from_slice(&s);
+            tgt.extend_from_slice(&t);
+        }
+        let shape = [n as i64, SEQ_LEN as i64];
+        ReverseDataset {
+            src: Tensor::from_slice(&src).view(shape),
+            tgt: Tensor::from_slice(&tgt).view(shape),
+        }
+    };
+    let train = draw(opts.n_train, opts.data_seed, &kept);
+    let val = draw(opts.n_val, opts.data_seed.wrapping_add(1), &all);
+    fit(learner, &train, &val, opts, &mut ())?;
+    Ok(train)

@@ -85,3 +85,14 @@ mod fisher_helpers {
     }
 // APPEND TO ch08_reverse_data.rs:
 pub use transformer_course::generate::two_rates_p_value as rates_p;
+
+// MUTANT: net_change — the change in the totals read as the flips: right where one run's right rows hold the other's
+    assert_eq!(a.len(), b.len(), "the runs must be scored on the same rows");
+    let right = |r: &[bool]| r.iter().filter(|&&x| x).count();
+    let (ra, rb) = (right(a), right(b));
+    let (lost, gained) = (ra.saturating_sub(rb), rb.saturating_sub(ra));
+    Verdict {
+        lost,
+        gained,
+        p: sign_test_p_value(lost, gained),
+    }

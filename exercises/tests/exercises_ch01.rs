@@ -8,7 +8,7 @@ use exercises::ch01_embedding::{
 };
 use rstest::rstest;
 use tch::nn::OptimizerConfig;
-use tch::{nn, Kind};
+use tch::{nn, Kind, Tensor};
 use transformer_course::config::{Init, TransformerConfig};
 use transformer_course::embedding::sinusoidal_position_encoding;
 use transformer_course::vocab::PAD_ID;
@@ -31,9 +31,33 @@ fn ex01_table_by_loops_equals_the_tensor_version(
         &mine,
         &sinusoidal_position_encoding(max_len, d_model),
         1e-5,
-        "differs from sinusoidal_position_encoding: is the exponent 2i/d_model, and sin \
-         in the even columns, cos in the odd ones?",
+        &format!(
+            "differs from sinusoidal_position_encoding ({max_len} × {d_model}): {}",
+            table_mistake(&mine, max_len, d_model)
+        ),
     );
+}
+
+/// The usual mistake a wrong table matches, named: each is the course's table
+/// moved the way the mistake moves it.
+fn table_mistake(mine: &Tensor, max_len: i64, d_model: i64) -> &'static str {
+    let longer = sinusoidal_position_encoding(max_len + 1, d_model);
+    let table = longer.narrow(0, 0, max_len);
+    let pairs = table.view([max_len, d_model / 2, 2]);
+    let matches = |t: Tensor| {
+        mine.size() == t.size() && mine.allclose(&t, 1e-5, 1e-5, false)
+    };
+    if matches(pairs.transpose(1, 2).reshape([max_len, d_model])) {
+        "every sine in the first half of the row and every cosine in the second; the \
+         paper interleaves them: column 2i holds pair i's sine, column 2i+1 its cosine"
+    } else if matches(pairs.flip([2]).reshape([max_len, d_model])) {
+        "cos in the even columns and sin in the odd ones: it is the other way round"
+    } else if matches(longer.narrow(0, 1, max_len)) {
+        "row 0 holds position 1: positions count from 0"
+    } else {
+        "is the exponent 2i/d_model, with i the pair (not the column) and d_model the \
+         argument (not the course's 128)?"
+    }
 }
 
 #[rstest]
@@ -71,6 +95,37 @@ fn ex01_shift_by_rotation_works_at_the_course_width() {
             &table.get(p + k),
             1e-4,
             &format!("d_model 128, p = {p}, k = {k}: are the frequencies those of the table?"),
+        );
+    }
+}
+
+/// Rows that are no row of the table: each pair at an angle of its own. Shifting
+/// is a rotation of each pair by k·ω_i, which turns these the same way; reading p
+/// off a table row and writing pe[p + k] from the formula does not.
+#[test]
+fn ex01_shift_by_rotation_turns_any_pairs_not_only_table_rows() {
+    let d = 16;
+    let omega = |i: i64| 10000f64.powf(-2.0 * i as f64 / d as f64);
+    for (spread, k) in [(0.9, 3i64), (2.3, -5), (1.7, 11)] {
+        let phase = |i: i64| spread * (i * i + 1) as f64;
+        let pairs = |turn: i64| -> Vec<f32> {
+            (0..d / 2)
+                .flat_map(|i| {
+                    let a = phase(i) + turn as f64 * omega(i);
+                    [a.sin() as f32, a.cos() as f32]
+                })
+                .collect()
+        };
+        let row = Tensor::from_slice(&pairs(0));
+        assert_close(
+            &shift_position_row(&row, k),
+            &Tensor::from_slice(&pairs(k)),
+            1e-4,
+            &format!(
+                "pairs at unrelated angles (no row of the table), shifted by {k}: each \
+                 (sin a, cos a) pair should turn by k·ω_i whatever its a. Reading p off \
+                 the row and writing pe[p + k] from the formula is not a rotation"
+            ),
         );
     }
 }

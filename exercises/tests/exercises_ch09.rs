@@ -14,6 +14,7 @@ use exercises::ch09_train_reverse::{
 };
 use rstest::rstest;
 use tch::{nn, Device, Kind, Reduction, Tensor};
+use transformer_course::config::TransformerConfig;
 use transformer_course::data::{digit_rows, encode_pair, ReverseDataset};
 use transformer_course::generate::{
     greedy_decode, reverse_digits, row_is_right, sign_test_p_value,
@@ -397,8 +398,11 @@ fn ex09_unseen_length_training_never_shows_the_held_out_length(
 ) {
     let opts = short_run(640);
     let mut s = spy(&opts);
-    let train =
-        train_without_length(&mut s, &opts, lengths.clone(), held_out).unwrap();
+    // What fit validated on is kept where it scores it (exact_match): fit takes
+    // no learner call for it, so the spy alone would not see it.
+    let (train, validation) = counted::keeping(|| {
+        train_without_length(&mut s, &opts, lengths.clone(), held_out).unwrap()
+    });
     assert_eq!(
         s.batches,
         opts.n_train / opts.batch_size,
@@ -446,6 +450,29 @@ fn ex09_unseen_length_training_never_shows_the_held_out_length(
     assert!(
         (2..=9).all(|d| s.src_digits.iter().flatten().any(|&x| x == d)),
         "digits uniform in 0–9"
+    );
+    let validated: Vec<Vec<i64>> = validation
+        .of::<Tensor>("exact_match")
+        .into_iter()
+        .flat_map(|src| {
+            digit_rows(&ReverseDataset {
+                src: src.shallow_clone(),
+                tgt: src.shallow_clone(),
+            })
+        })
+        .collect();
+    assert!(
+        !validated.is_empty(),
+        "fit scored no validation rows: pass it a validation set of opts.n_val samples"
+    );
+    let leaked = validated.iter().filter(|d| d.len() == held_out).count();
+    assert_eq!(
+        leaked,
+        0,
+        "{leaked} of the {} validation rows fit scored have the held-out length \
+         {held_out}: draw the validation set the same way as the training set, without \
+         that length, or the run's log scores the model on the length it leaves out",
+        validated.len()
     );
 }
 
@@ -604,6 +631,30 @@ fn ex09_unseen_length_counts_what_greedy_decoding_gets_right(
     assert_ne!(
         other.scored, s.scored,
         "another seed should draw other sequences"
+    );
+}
+
+/// The trained model's weights in a model with dropout 0.5: in inference mode it
+/// decodes exactly as the trained one, while a decoder run with `train = true`
+/// (which the tiny model's dropout 0 would hide) drops half its activations.
+#[test]
+fn ex09_unseen_length_scores_with_the_model_in_inference_mode() {
+    let t = trained();
+    let cfg = TransformerConfig {
+        dropout: 0.5,
+        ..tiny_config(2)
+    };
+    let mut vs = nn::VarStore::new(Device::Cpu);
+    let dropping = Transformer::new(vs.root(), cfg).unwrap();
+    vs.copy(&t._vs).unwrap();
+    let s = score_length(&dropping, TRAINED_HELD_OUT, 100, 5, &t.train);
+    let want = recount(&dropping, &s.scored);
+    assert_eq!(
+        s.right, want,
+        "with dropout 0.5 in the model, you count {} right where greedy decoding in \
+         inference mode gets {want}: decode with `train = false` (chapter 10's \
+         greedy_decode or correct_rows), so that dropout is off",
+        s.right
     );
 }
 

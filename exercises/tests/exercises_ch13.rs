@@ -171,7 +171,13 @@ fn ex13_post_norm_warmup_verdict_counts_the_flips() {
     let a = [true, true, false, false, true, false];
     let b = [true, false, true, false, false, false];
     let v = paired_verdict(&a, &b);
-    assert_eq!((v.lost, v.gained), (2, 1));
+    assert_eq!(
+        (v.lost, v.gained),
+        (2, 1),
+        "(lost, gained): rows 1 and 4 were right in the first run only, row 2 in the \
+         second only; the totals (3 against 2) differ by 1, but count the rows that \
+         flip, not the change in the totals"
+    );
     assert_eq!(v.p, sign_test_p_value(2, 1));
     let v = paired_verdict(&b, &a);
     assert_eq!(
