@@ -42,6 +42,10 @@ struct Args {
     /// Seeds per variant, 0, 1, 2, … (1 to 10).
     #[arg(long, default_value_t = 3, value_parser = in_range(1, 10))]
     seeds: u64,
+    /// The first seed, so that a second study can run seeds no earlier study
+    /// has seen (0 to 1000).
+    #[arg(long, default_value_t = 0, value_parser = in_range(0, 1000))]
+    first_seed: u64,
     /// Epochs over the 20,000 training samples, 312 steps each (1 to 10).
     #[arg(long, default_value_t = STUDY_EPOCHS as u64, value_parser = in_range(1, 10))]
     epochs: u64,
@@ -225,12 +229,20 @@ fn study(args: Args) -> Result<()> {
     }
     let (opts, [train, _, test]) = study_data(args.quick);
     let seeds = if args.quick { 1 } else { args.seeds };
+    let first = args.first_seed;
     let b = budget(&args);
     let steps = b.steps(train.len(), opts.batch_size);
     println!(
         "budget: {steps} steps of {} samples per run, chapter 09's schedule \
-         (warmup {}),\n{seeds} seed(s) per variant, each run on one thread",
-        opts.batch_size, opts.warmup
+         (warmup {}),\n{seeds} seed(s) per variant{}, each run on one thread",
+        opts.batch_size,
+        opts.warmup,
+        // Said only when the seeds do not start at 0, the studies before it.
+        match (first, seeds) {
+            (0, _) => String::new(),
+            (_, 1) => format!(" (seed {first})"),
+            _ => format!(" (seeds {first} to {})", first + seeds - 1),
+        }
     );
     println!(
         "checks: validation exact match every {} steps on {} samples; \
@@ -243,7 +255,9 @@ fn study(args: Args) -> Result<()> {
     let started = Instant::now();
     let jobs: Vec<String> = variants
         .iter()
-        .flat_map(|v| (0..seeds).map(move |s| format!("{}:{s}", v.name)))
+        .flat_map(|v| {
+            (first..first + seeds).map(move |s| format!("{}:{s}", v.name))
+        })
         .collect();
     let lines = run_workers(&args, jobs, args.jobs as usize)?;
     let mut runs = Vec::new();

@@ -524,3 +524,45 @@ fn an_unknown_variant_is_refused_with_the_list_of_variants() {
     assert!(stderr.contains("no variant 'no-attention'"), "{stderr}");
     assert!(stderr.contains("no-position, learned-position"), "{stderr}");
 }
+
+#[test]
+fn a_study_can_start_at_a_later_seed() {
+    let dir = scratch("first-seed");
+    let out = std::process::Command::new(ABLATION)
+        .args([
+            "--quick",
+            "--first-seed",
+            "7",
+            "--only",
+            "no-warmup",
+            "--out-dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("1 seed(s) per variant (seed 7)"),
+        "{stdout}"
+    );
+    // The table of runs: both runs trained from seed 7, none from seed 0.
+    let seeds: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            matches!(l.split_whitespace().next(), Some("course" | "no-warmup"))
+        })
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|s| s.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(seeds, ["7", "7"], "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let out = std::process::Command::new(ABLATION)
+        .args(["--quick", "--first-seed", "1001"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--first-seed"), "{stderr}");
+}
