@@ -39,7 +39,7 @@ struct Args {
     /// One seed, 20 steps and 100 test samples: checks the program end to end.
     #[arg(long)]
     quick: bool,
-    /// Seeds per variant, 0, 1, 2, … (1 to 10).
+    /// Seeds per variant, counted from --first-seed (1 to 10).
     #[arg(long, default_value_t = 3, value_parser = in_range(1, 10))]
     seeds: u64,
     /// The first seed, so that a second study can run seeds no earlier study

@@ -513,14 +513,19 @@ fn the_quick_study_runs_every_variant_end_to_end() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn an_unknown_variant_is_refused_with_the_list_of_variants() {
+/// Runs the study with `args`, which it must refuse; returns what it said.
+fn refused(args: &[&str]) -> String {
     let out = std::process::Command::new(ABLATION)
-        .args(["--quick", "--only", "no-attention"])
+        .args(args)
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} was not refused");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_unknown_variant_is_refused_with_the_list_of_variants() {
+    let stderr = refused(&["--quick", "--only", "no-attention"]);
     assert!(stderr.contains("no variant 'no-attention'"), "{stderr}");
     assert!(stderr.contains("no-position, learned-position"), "{stderr}");
 }
@@ -558,11 +563,6 @@ fn a_study_can_start_at_a_later_seed() {
     assert_eq!(seeds, ["7", "7"], "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 
-    let out = std::process::Command::new(ABLATION)
-        .args(["--quick", "--first-seed", "1001"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--quick", "--first-seed", "1001"]);
     assert!(stderr.contains("--first-seed"), "{stderr}");
 }
