@@ -411,30 +411,7 @@ fn check_page(
                 if let Some(range) = include_line_range(arg) {
                     let text = fs::read_to_string(&target).unwrap_or_default();
                     let lines: Vec<&str> = text.lines().collect();
-                    let name = target
-                        .file_name()
-                        .and_then(|n| n.to_str())
-                        .unwrap_or("");
-                    let excused = RANGE_STARTS_AWAITING_A_RERUN
-                        .contains(&(name, range.0));
-                    let cut = range_cuts_a_block(&lines, range);
-                    let inside = cut.as_deref().is_some_and(|why| {
-                        why.contains("begin inside a block")
-                    });
-                    if excused && !inside {
-                        problems.push(layout.problem(
-                            page,
-                            lineno,
-                            format!(
-                                "{shown}: line {} no longer follows a non-blank line: remove ({name:?}, {}) from RANGE_STARTS_AWAITING_A_RERUN in xtask/src/book.rs{}",
-                                range.0,
-                                range.0,
-                                cut.map(|why| format!(", and choose the range again ({why})")).unwrap_or_default()
-                            ),
-                        ));
-                    } else if let Some(why) =
-                        cut.filter(|_| !(excused && inside))
-                    {
+                    if let Some(why) = range_cuts_a_block(&lines, range) {
                         problems.push(layout.problem(
                             page,
                             lineno,
@@ -789,13 +766,6 @@ const MAX_WIDTH: usize = 85;
 /// (WIDTH) writes every output narrower still, to the 85 columns the book's column
 /// shows without breaking a line; 90 is the hard limit, past which a reader scrolls.
 pub const OUTPUT_WIDTH: usize = 90;
-
-/// Ranged includes of an output that may begin right after a non-blank line: (file,
-/// first line). The ablation study printed its table straight after the progress lines;
-/// scripts/ablation.rs now prints a blank line between them, and after its next run
-/// the check asks for the entry to go (or for the range to be chosen again).
-const RANGE_STARTS_AWAITING_A_RERUN: [(&str, usize); 1] =
-    [("ablation.txt", 54)];
 
 /// The lines of `lines` (numbered from `first`) wider than `max` characters.
 fn too_wide<'a>(
