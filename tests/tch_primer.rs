@@ -225,8 +225,9 @@ fn no_train_mode_the_caller_says_train() {
     assert!((40..=200).contains(&dropped));
     let kept = train.ne(0.0);
     let rescaled = eval.masked_select(&kept) / 0.9; // 1 / (1 - p)
+    let (rtol, atol, equal_nan) = (1e-5, 1e-5, false);
     assert!(train
         .masked_select(&kept)
-        .allclose(&rescaled, 1e-5, 1e-5, false));
+        .allclose(&rescaled, rtol, atol, equal_nan));
     // ANCHOR_END: train_flag
 }
