@@ -12,14 +12,17 @@
 #              and on lengths 3-10 only, scored at lengths 4-12
 #   find-a-head  ex11's previous-token head: chapter 09's model trained 4 epochs, every
 #              self-attention head scored, the strongest switched off on unseen sequences
+#   dates      ex14's questions on chapter 14's model: where each head's cross-attention
+#              peaks, and greedy decoding against beams of width 2 and 4 on its 5,000
+#              held-out dates, as paired rows
 #
-#   scripts/exercise-experiments.sh            all seven, written to book/src/outputs/
+#   scripts/exercise-experiments.sh            all eight, written to book/src/outputs/
 #                                              exercise_<name>.txt by scripts/regen-outputs.sh
-#                                              (about 45 minutes on 2 cores)
-#   scripts/exercise-experiments.sh --quick    all seven shrunk to seconds, printed only:
+#                                              (about 55 minutes on 2 cores)
+#   scripts/exercise-experiments.sh --quick    all eight shrunk to seconds, printed only:
 #                                              a check that they run, not the book's numbers
 #   scripts/exercise-experiments.sh NAME...    only these (masks, kv-cache, copy-task, norms,
-#                                              post-norm, unseen-length, find-a-head)
+#                                              post-norm, unseen-length, find-a-head, dates)
 #   scripts/exercise-experiments.sh --run NAME one experiment, printed, from the binary in
 #                                              ${BIN_DIR:-target/release} (what regen-outputs.sh runs)
 #
@@ -37,12 +40,12 @@ fi
 for a in "$@"; do
   case $a in
     --quick) quick=1 ;;
-    masks|kv-cache|copy-task|norms|post-norm|unseen-length|find-a-head) names+=("$a") ;;
+    masks|kv-cache|copy-task|norms|post-norm|unseen-length|find-a-head|dates) names+=("$a") ;;
     -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "exercise-experiments.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(masks kv-cache copy-task norms post-norm unseen-length find-a-head)
+[ ${#names[@]} -gt 0 ] || names=(masks kv-cache copy-task norms post-norm unseen-length find-a-head dates)
 if [ $quick = 1 ]; then
   cargo build --release --bin exercise_experiments
   for n in "${names[@]}"; do

@@ -78,6 +78,10 @@ export_explorer                            export_explorer     --checkpoint chec
 # ending in _amd only on one without it, so neither machine overwrites a run of the other.
 09_train_reverse_amd512                    09_train_reverse    --out checkpoints/amd512/reverse.safetensors
 10_greedy_decode_amd512                    10_greedy_decode    --checkpoint checkpoints/amd512/reverse.safetensors --out-dir out/amd512
+# Chapter 14, a second task: the run of the chapter (about 6 minutes on two cores), then the
+# same recipe on three seeds, for the interval across seeds (about 18 minutes).
+14_dates                                   14_dates            --out-dir book/src/figures
+dates_seeds                                scripts/dates-seeds.sh
 # Not a chapter: the explanatory pictures of chapters 02-12 (scripts/figures.rs).
 figures                                    figures             --out-dir book/src/figures
 # Not a chapter: the study of the page "What each piece buys" (scripts/ablation.rs):
@@ -92,7 +96,7 @@ ablation_seeds                             ablation            --seeds 10 --only
 # which no earlier study trained (20 runs, about 11 minutes on two cores).
 ablation_fresh_seeds                       ablation            --seeds 10 --first-seed 10 --only learned-position --out-dir out/ablation-fresh
 # The exercise experiments of the answer key, from the exercise solutions (also run by
-# scripts/exercise-experiments.sh; about 45 minutes in all on two CPU cores).
+# scripts/exercise-experiments.sh; about 55 minutes in all on two CPU cores).
 exercise_masks                             scripts/exercise-experiments.sh  --run masks
 exercise_kv_cache                          scripts/exercise-experiments.sh  --run kv-cache
 exercise_copy_task                         scripts/exercise-experiments.sh  --run copy-task
@@ -100,6 +104,7 @@ exercise_norms                             scripts/exercise-experiments.sh  --ru
 exercise_post_norm                         scripts/exercise-experiments.sh  --run post-norm
 exercise_unseen_length                     scripts/exercise-experiments.sh  --run unseen-length
 exercise_find_a_head                       scripts/exercise-experiments.sh  --run find-a-head
+exercise_dates                             scripts/exercise-experiments.sh  --run dates
 # Counted from the book and the exercises, no program run: the page for instructors.
 course_plan                                scripts/course-plan.sh
 # Scripts instead of binaries. The benchmark needs .venv (PyTorch), so it is skipped where
@@ -208,6 +213,18 @@ for row in "${rows[@]}"; do
   fi
 done
 
+# The binary a row runs: its own, or for a script the one the script runs (which also
+# names the libtorch in the header).
+binary_of() {
+  case $1 in
+    scripts/bench-vs-pytorch.sh) echo bench_train ;;
+    scripts/exercise-experiments.sh) echo exercise_experiments ;;
+    scripts/dates-seeds.sh) echo 14_dates ;;
+    scripts/*) echo 09_train_reverse ;;
+    *) echo "$1" ;;
+  esac
+}
+
 # Build once, unless told not to or there is nothing to build with.
 if [ "$build" = 1 ] && [ -z "${BIN_DIR:-}" ] && command -v cargo >/dev/null; then
   if [ ${#only[@]} -eq 0 ]; then
@@ -217,12 +234,7 @@ if [ "$build" = 1 ] && [ -z "${BIN_DIR:-}" ] && command -v cargo >/dev/null; the
     for row in "${selected[@]}"; do
       IFS=$'\t' read -r name bin args <<<"$row"
       [ "$bin" != env ] || unpack_env_row
-      case $bin in
-        scripts/bench-vs-pytorch.sh) targets+=(--bin bench_train) ;;
-        scripts/exercise-experiments.sh) targets+=(--bin exercise_experiments) ;;
-        scripts/*) targets+=(--bin 09_train_reverse) ;;
-        *) targets+=(--bin "$bin") ;;
-      esac
+      targets+=(--bin "$(binary_of "$bin")")
     done
   fi
   echo "regen-outputs: cargo build --release ${targets[*]}" >&2
@@ -286,7 +298,7 @@ for row in "${selected[@]}"; do
   if [[ $bin == scripts/* ]]; then
     exe=$repo/$bin
     cmd="$bin${args:+ $args}"
-    lt_exe=$bin_dir/09_train_reverse
+    lt_exe=$bin_dir/$(binary_of "$bin")
     if [ "$bin" = scripts/bench-vs-pytorch.sh ] && ! command -v "${PYTHON:-.venv/bin/python}" >/dev/null; then
       echo "regen-outputs: skipping $name: no Python with torch here (scripts/setup.sh, or set PYTHON)" >&2
       continue

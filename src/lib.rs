@@ -19,6 +19,7 @@
 //! | 10 | [`generate`] — greedy decoding |
 //! | 11 | [`viz`] — attention maps |
 //! | 12 | [`sdpa`] — hand-written attention vs fused SDPA |
+//! | 14 | [`dates`] — a second task: French dates to ISO dates |
 //!
 //! Shared by every chapter: [`config`] (the model's numbers and its init),
 //! [`layers`] (Linear, LayerNorm, parameter count) and [`vocab`] (the tokens).
@@ -33,6 +34,7 @@ pub mod vocab;
 
 pub mod attention;
 pub mod data;
+pub mod dates;
 pub mod decoder;
 pub mod embedding;
 pub mod encoder;

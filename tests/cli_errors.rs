@@ -16,8 +16,9 @@ const TRAIN: &str = env!("CARGO_BIN_EXE_09_train_reverse");
 const DECODE: &str = env!("CARGO_BIN_EXE_10_greedy_decode");
 const CROSS: &str = env!("CARGO_BIN_EXE_11_cross_attention");
 const SDPA: &str = env!("CARGO_BIN_EXE_12_sdpa_bench");
+const DATES: &str = env!("CARGO_BIN_EXE_14_dates");
 
-const CHAPTERS: [&str; 12] = [
+const CHAPTERS: [&str; 13] = [
     EMBEDDING,
     env!("CARGO_BIN_EXE_02_attention"),
     env!("CARGO_BIN_EXE_03_feed_forward"),
@@ -30,6 +31,7 @@ const CHAPTERS: [&str; 12] = [
     DECODE,
     CROSS,
     SDPA,
+    DATES,
 ];
 
 struct Run {
@@ -126,7 +128,7 @@ fn checkpoint_of(name: &str, cfg: TransformerConfig, poisoned: bool) -> String {
 
 #[rstest]
 fn every_chapter_has_help_and_rejects_unknown_flags(
-    #[values(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)] i: usize,
+    #[values(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)] i: usize,
 ) {
     let bin = CHAPTERS[i];
     let help = run(bin, &["--help"]);
@@ -491,6 +493,17 @@ fn running_the_chapters_leaves_git_status_clean() {
         (DECODE, &["7", "3", "0"][..]),
         (CROSS, &["--quick"][..]),
         (SDPA, &["--quick", "--len", "32", "--sweep-max", "128"][..]),
+        (
+            DATES,
+            &[
+                "--epochs",
+                "1",
+                "--train-samples",
+                "64",
+                "--test-samples",
+                "8",
+            ][..],
+        ),
     ] {
         let r = run_in(Some(&dir), bin, args);
         assert_eq!(r.code, 0, "{bin}: {}", r.stderr);
@@ -502,6 +515,11 @@ fn running_the_chapters_leaves_git_status_clean() {
     assert!(
         dir.join("out/12_sdpa_sweep.svg").exists(),
         "chapter 12 wrote nothing?"
+    );
+    assert!(
+        dir.join("out/figures/14_dates_cross_attention.svg")
+            .exists(),
+        "chapter 14 wrote nothing?"
     );
     assert_eq!(
         git(&["status", "--porcelain"]),

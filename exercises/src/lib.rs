@@ -36,3 +36,4 @@ pub mod ch10_greedy_decode;
 pub mod ch11_cross_attention;
 pub mod ch12_sdpa_bench;
 pub mod ch13_ablation;
+pub mod ch14_dates;

@@ -12,7 +12,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use tch::{Device, Kind};
+use transformer_course::data::ReverseDataset;
+use transformer_course::dates::{Sample, TGT_LEN};
 use transformer_course::sdpa::{Measurement, SweepRow};
+use transformer_course::transformer::Transformer;
+use transformer_course::viz::every_weight;
 
 /// Renders a figure for `path` (SVG or PNG by its extension) and writes it
 /// atomically.
@@ -468,6 +473,53 @@ where
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// Chapter 14's figure: the cross-attention of one written date (`data` holds
+/// that one sample), every head of every layer, a row per input piece and a
+/// column per ISO character written. Input pieces are words, so they go down
+/// the side, where a label of any length fits.
+pub fn date_cross_attention(
+    format: Format,
+    model: &Transformer,
+    sample: &Sample,
+    data: &ReverseDataset,
+) -> Result<Vec<u8>> {
+    let device = model.device();
+    let tgt_in = data.tgt.narrow(1, 0, TGT_LEN as i64 - 1);
+    let (_, layers) = every_weight(
+        model,
+        &data.src.to_device(device),
+        &tgt_in.to_device(device),
+    );
+    let iso = sample.date.iso();
+    let (n_out, n_src) = (iso.len() as i64, sample.pieces.len() as i64 + 1);
+    let mut row_labels = sample.pieces.clone();
+    row_labels.push("<eos>".into());
+    let col_labels: Vec<String> = iso.chars().map(String::from).collect();
+    let mut panels = Vec::new();
+    for (l, w) in layers.iter().enumerate() {
+        // [h, out, src] → per head [src, out]: query row k wrote character k
+        let w = w.cross_attn.get(0).narrow(1, 0, n_out).narrow(2, 0, n_src);
+        let w = w
+            .transpose(1, 2)
+            .to_kind(Kind::Double)
+            .to_device(Device::Cpu);
+        for h in 0..w.size()[0] {
+            let matrix = (0..n_src)
+                .map(|i| Vec::<f64>::try_from(&w.get(h).get(i)))
+                .collect::<Result<Vec<_>, _>>()?;
+            panels.push(Panel {
+                title: format!("layer {l} head {h}"),
+                matrix,
+                row_labels: row_labels.clone(),
+                col_labels: col_labels.clone(),
+            });
+        }
+    }
+    let title = format!("cross-attention, \"{}\"", sample.text);
+    let axes = ("ISO character written", "input piece");
+    heatmaps(format, &Figure::weights(&title, 4, false, axes), &panels)
 }
 
 /// A line chart: the learning-rate schedule, losses per step, accuracy by length.

@@ -66,6 +66,7 @@ pub const EXERCISE_FILES: &[(&str, &str)] = &[
         include_str!("../../src/ch12_sdpa_bench.rs"),
     ),
     ("ch13_ablation", include_str!("../../src/ch13_ablation.rs")),
+    ("ch14_dates", include_str!("../../src/ch14_dates.rs")),
 ];
 
 /// The crate's module list, to check that `EXERCISE_FILES` names every file.
