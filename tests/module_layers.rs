@@ -25,6 +25,7 @@ const LESSONS: &[&str] = &[
     "generate",
     "viz",
     "sdpa",
+    "dates",
 ];
 
 fn repo() -> PathBuf {
