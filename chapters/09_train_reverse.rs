@@ -3,7 +3,6 @@
 //! cargo run --release --bin 09_train_reverse -- --init framework-default \
 //!     --out checkpoints/framework-default.safetensors
 //! cargo run --release --bin 09_train_reverse -- --device cuda --cuda-graph
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -13,16 +12,14 @@ use transformer_course::config::{Init, TransformerConfig};
 use transformer_course::generate::{exact_match, reverse_digits};
 use transformer_course::layers::parameter_count;
 use transformer_course::train::{
-    fit, reverse_data, EpochReport, History, Learner, Observer, TrainOptions,
-    Trainer, DEFAULT_SEED,
+    fit, reverse_data, History, Learner, TrainOptions, Trainer, DEFAULT_SEED,
 };
 use workbench::checkpoint::{
     checkpoint_bytes, checkpoint_size, DEFAULT_CHECKPOINT,
 };
 use workbench::cli::{
     cuda_graph_advice, device_name, in_range, init_parser, parse_threads,
-    progress_bar, run_main, select_device, set_threads, thousands,
-    DeviceChoice,
+    run_main, select_device, set_threads, thousands, DeviceChoice, EpochLog,
 };
 use workbench::engine::{self, EngineOptions};
 use workbench::graph;
@@ -395,56 +392,4 @@ fn schedule_chart(
         )),
     };
     line_chart(format, &chart)
-}
-
-// ANCHOR: epoch_log
-/// Prints each epoch's line with the wall time so far, and shows a progress bar
-/// during the epoch when stderr is a terminal.
-struct EpochLog {
-    start: Instant,
-    bar: Option<indicatif::ProgressBar>,
-    seconds: Vec<f64>, // at the end of each epoch, for the history file
-}
-
-impl Observer for EpochLog {
-    fn on_step(
-        &mut self,
-        epoch: usize,
-        batch: usize,
-        of: usize,
-        loss: f64,
-    ) -> ControlFlow<()> {
-        let bar = self
-            .bar
-            .get_or_insert_with(|| progress_bar(of as u64, epoch));
-        bar.set_message(format!("loss {loss:.4}"));
-        bar.set_position(batch as u64);
-        ControlFlow::Continue(())
-    }
-
-    fn on_epoch(&mut self, report: &EpochReport) -> ControlFlow<()> {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
-        let secs = self.start.elapsed().as_secs_f64();
-        self.seconds.push(secs);
-        println!("{report}  {secs:.0}s");
-        // Set only with --save-on-interrupt: stop here, and save.
-        if interrupt::interrupted() {
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    }
-}
-// ANCHOR_END: epoch_log
-
-impl EpochLog {
-    fn new() -> Self {
-        let (start, bar, seconds) = (Instant::now(), None, Vec::new());
-        EpochLog {
-            start,
-            bar,
-            seconds,
-        }
-    }
 }

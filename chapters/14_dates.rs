@@ -2,7 +2,6 @@
 //! course's model and chapter 09's training loop, both unchanged.
 //! cargo run --release --bin 14_dates
 //! cargo run --release --bin 14_dates -- --seed 0 --out-dir out
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -13,12 +12,10 @@ use transformer_course::dates::{
 };
 use transformer_course::generate::wilson_interval;
 use transformer_course::layers::parameter_count;
-use transformer_course::train::{
-    fit, EpochReport, Observer, TrainOptions, Trainer,
-};
+use transformer_course::train::{fit, TrainOptions, Trainer};
 use workbench::cli::{
-    device_name, in_range, parse_threads, progress_bar, run_main,
-    select_device, set_threads, thousands, DeviceChoice,
+    device_name, in_range, parse_threads, run_main, select_device, set_threads,
+    thousands, DeviceChoice, EpochLog,
 };
 use workbench::output::check_outputs;
 use workbench::plot::{date_cross_attention, save};
@@ -130,7 +127,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     let start = Instant::now();
-    let mut log = Log { start, bar: None };
+    let mut log = EpochLog::new();
     fit(&mut trainer, &train_data, &val_data, &opts, &mut log)?;
     println!(
         "{} steps of batch {} in {:.0}s",
@@ -226,35 +223,4 @@ fn roles_line(s: &Sample) -> String {
         .map(|(p, r)| format!("{p}/{}", tag(r)))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Prints each epoch's report with the time so far; a bar while it runs.
-struct Log {
-    start: Instant,
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Observer for Log {
-    fn on_step(
-        &mut self,
-        epoch: usize,
-        batch: usize,
-        of: usize,
-        loss: f64,
-    ) -> ControlFlow<()> {
-        let bar = self
-            .bar
-            .get_or_insert_with(|| progress_bar(of as u64, epoch));
-        bar.set_message(format!("loss {loss:.4}"));
-        bar.set_position(batch as u64);
-        ControlFlow::Continue(())
-    }
-
-    fn on_epoch(&mut self, report: &EpochReport) -> ControlFlow<()> {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
-        println!("{report}  {:.0}s", self.start.elapsed().as_secs_f64());
-        ControlFlow::Continue(())
-    }
 }

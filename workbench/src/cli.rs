@@ -5,8 +5,11 @@ use std::any::Any;
 use std::io::IsTerminal;
 
 use anyhow::{bail, Result};
+use std::ops::ControlFlow;
 use tch::Device;
+
 use transformer_course::config::Init;
+use transformer_course::train::{EpochReport, Observer};
 
 // ANCHOR: device
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -509,5 +512,67 @@ pub fn cuda_graph_advice(why: &crate::graph::Unsupported) -> anyhow::Error {
              sizes on the host, and a graph would freeze them"
         ),
         Unsupported::Unavailable(_) => anyhow::anyhow!("--cuda-graph: {why}"),
+    }
+}
+
+// ANCHOR: epoch_log
+/// `fit`'s observer in the training programs (chapters 09 and 14): prints each
+/// epoch's line with the wall time so far, and shows a progress bar during the
+/// epoch when stderr is a terminal.
+pub struct EpochLog {
+    start: std::time::Instant,
+    bar: Option<indicatif::ProgressBar>,
+    /// At the end of each epoch, for chapter 09's history file.
+    pub seconds: Vec<f64>,
+}
+
+impl Observer for EpochLog {
+    fn on_step(
+        &mut self,
+        epoch: usize,
+        batch: usize,
+        of: usize,
+        loss: f64,
+    ) -> ControlFlow<()> {
+        let bar = self
+            .bar
+            .get_or_insert_with(|| progress_bar(of as u64, epoch));
+        bar.set_message(format!("loss {loss:.4}"));
+        bar.set_position(batch as u64);
+        ControlFlow::Continue(())
+    }
+
+    fn on_epoch(&mut self, report: &EpochReport) -> ControlFlow<()> {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        let secs = self.start.elapsed().as_secs_f64();
+        self.seconds.push(secs);
+        println!("{report}  {secs:.0}s");
+        // Set only where the program asked for it (chapter 09's
+        // --save-on-interrupt): stop here, and save.
+        if crate::interrupt::interrupted() {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+}
+// ANCHOR_END: epoch_log
+
+impl EpochLog {
+    pub fn new() -> Self {
+        let (start, bar, seconds) =
+            (std::time::Instant::now(), None, Vec::new());
+        EpochLog {
+            start,
+            bar,
+            seconds,
+        }
+    }
+}
+
+impl Default for EpochLog {
+    fn default() -> Self {
+        Self::new()
     }
 }
