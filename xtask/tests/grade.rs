@@ -268,9 +268,10 @@ fn dependencies_are_found_in_the_code_and_the_tests() {
         .map(|(id, d)| format!("{id} <- {d:?}"))
         .collect();
     eprintln!("{}", shown.join("\n"));
-    // The course's three: the language model is made of blocks; the budget
+    // The course's four: the language model is made of blocks; the budget
     // counts the SwiGLU's parameters; beam search's test scores with
-    // sequence_log_prob. `attention::scaled_dot_product`, the library's, is not
+    // sequence_log_prob; chapter 14's comparison decodes with beam search (and
+    // so with what it builds on). `attention::scaled_dot_product`, the library's, is not
     // ex02_by_hand's `scaled_dot_product`.
     assert_eq!(
         shown,
@@ -278,6 +279,7 @@ fn dependencies_are_found_in_the_code_and_the_tests() {
             "ex03_param_budget <- {\"ex03_swiglu\"}",
             "ex05_decoder_only_lm <- {\"ex05_decoder_only_block\"}",
             "ex10_beam_search <- {\"ex10_sequence_log_prob\"}",
+            "ex14_beam_dates <- {\"ex10_beam_search\", \"ex10_sequence_log_prob\"}",
         ]
     );
     assert_eq!(on("ex05_decoder_only_lm"), ["ex05_decoder_only_block"]);
