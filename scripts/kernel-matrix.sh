@@ -115,7 +115,7 @@ runs=()
 if [ $all = 1 ]; then
   for name in $(grep -o '"executable":"[^"]*/deps/[a-z0-9_]*-[0-9a-f]*"' "$out/build.json" |
     sed 's/.*\/deps\///; s/-[0-9a-f]*"$//' | sort -u); do
-    case $name in exercises_ch*|ablation|checkpoint|data|engine|evaluation|fused_adam|memory|\
+    case $name in exercises_ch*|ablation|checkpoint|data|dates|engine|evaluation|fused_adam|memory|\
       model_invariance|model_structure|module_layers|precision|tch_pitfalls|tch_primer|training|\
       viz_and_sdpa|parity_pytorch|explorer_parity|cuda_graph) runs+=("$name:") ;;
     esac
