@@ -283,6 +283,16 @@ fn by_length(
 }
 // ANCHOR_END: by_length
 
+/// A p-value with `decimals` places, or as a power of ten below 0.001: the
+/// smallest p the draws can give, 1/100001, must not print as 0.
+fn p_text(p: f64, decimals: usize) -> String {
+    if p >= 1e-3 {
+        format!("{p:.decimals$}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
 // ANCHOR: one_rate
 /// Could every length share one miss rate? A question that treats all
 /// lengths alike, so it cannot be aimed at where the misses fell: the test
@@ -299,8 +309,9 @@ fn one_rate_for_every_length(test: &Scored) {
     let p = same_rate_p_value(&groups, DRAWS, 0);
     println!(
         "one miss rate for every length? {misses} misses scattered at \
-         random over the test rows\n  {DRAWS} times: p = {p:.4}, the share \
-         of scatterings as uneven as the real one"
+         random over the test rows\n  {DRAWS} times: p = {}, the share \
+         of scatterings as uneven as the real one",
+        p_text(p, 4)
     );
 }
 // ANCHOR_END: one_rate
@@ -321,12 +332,12 @@ fn two_rates_at_a_time(val: &Scored, test: &Scored) {
     println!("\ntwo rates at a time (Fisher's exact test, two-sided):");
     println!(
         "  test set against validation set: {} of {} missed against {} of \
-         {},\n    p = {:.3}",
+         {},\n    p = {}",
         t.0,
         t.1,
         v.0,
         v.1,
-        two_rates_p_value(t, v)
+        p_text(two_rates_p_value(t, v), 3)
     );
     let by_len: Vec<(usize, (usize, usize))> = (MIN_LEN..=MAX_LEN)
         .map(|len| (len, misses(test, &|s| s.len() == len)))
@@ -345,13 +356,14 @@ fn two_rates_at_a_time(val: &Scored, test: &Scored) {
     let m = pairs.len();
     println!(
         "  the pair of lengths that differ most: {la} digits, {} of {} missed, \
-         against\n    {lb} digits, {} of {}: p = {p:.4}; one pair of {m}, so \
-         p × {m} = {:.3}",
+         against\n    {lb} digits, {} of {}: p = {}; one pair of {m}, so \
+         p × {m} = {}",
         a.0,
         a.1,
         b.0,
         b.1,
-        (p * m as f64).min(1.0)
+        p_text(p, 4),
+        p_text((p * m as f64).min(1.0), 3)
     );
 }
 // ANCHOR_END: two_rates

@@ -59,9 +59,6 @@ RUNS='
 export_explorer                            export_explorer     --checkpoint checkpoints/reverse_transformer.safetensors --out book/src/explorer/weights.js
 # The same recipe with bf16 autocast on the CPU (engineering notes).
 09_train_reverse_bf16                      09_train_reverse    --precision bf16 --out checkpoints/bf16.safetensors
-10_greedy_decode                           10_greedy_decode    --out-dir book/src/figures
-10_greedy_decode_trace                     10_greedy_decode    --trace 7 3 0 9 5
-11_cross_attention                         11_cross_attention  --out-dir book/src/figures
 12_sdpa_bench                              12_sdpa_bench       --plot book/src/figures/12_sdpa_sweep.svg
 # The same recipe on a second CPU type (chapter 10, "What you will see on your machine"):
 # chapters 09-11 again, on an AMD CPU, with their checkpoints in checkpoints/amd/ and their
@@ -72,12 +69,17 @@ export_explorer                            export_explorer     --checkpoint chec
 09_train_reverse_amd                       09_train_reverse    --out checkpoints/amd/reverse.safetensors
 10_greedy_decode_amd                       10_greedy_decode    --checkpoint checkpoints/amd/reverse.safetensors --out-dir out/amd
 11_cross_attention_amd                     11_cross_attention  --checkpoint checkpoints/amd/reverse.safetensors --ablation checkpoints/amd/framework-default.safetensors --out-dir out/amd
-# A third CPU (chapter 10, "What you will see on your machine"): an AMD EPYC with
-# AVX-512, on which the same command trains a model unlike both the Intel one and the
-# AVX2 EPYC one above. Rows ending in _amd512 run only on an AMD CPU with AVX-512, rows
-# ending in _amd only on one without it, so neither machine overwrites a run of the other.
+# A third CPU, an AMD EPYC with AVX-512, on which the same command trains a model unlike
+# both the Intel one and the AVX2 EPYC one above. Chapters 10 and 11 decode and dissect
+# this model (their programs changed after their Intel runs, and no Intel machine is at
+# hand), so these rows write the figures of those chapters into the book. Rows ending in
+# _amd512 run only on an AMD CPU with AVX-512, rows ending in _amd only on one without
+# it, so neither machine overwrites a run of the other (about 15 minutes on two cores).
+09_train_reverse_framework-default_amd512  09_train_reverse    --init framework-default --out checkpoints/amd512/framework-default.safetensors
 09_train_reverse_amd512                    09_train_reverse    --out checkpoints/amd512/reverse.safetensors
-10_greedy_decode_amd512                    10_greedy_decode    --checkpoint checkpoints/amd512/reverse.safetensors --out-dir out/amd512
+10_greedy_decode_trace_amd512              10_greedy_decode    --checkpoint checkpoints/amd512/reverse.safetensors --trace 7 3 0 9 5
+10_greedy_decode_amd512                    10_greedy_decode    --checkpoint checkpoints/amd512/reverse.safetensors --out-dir book/src/figures
+11_cross_attention_amd512                  11_cross_attention  --checkpoint checkpoints/amd512/reverse.safetensors --ablation checkpoints/amd512/framework-default.safetensors --out-dir book/src/figures
 # Chapter 14, a second task: the run of the chapter (about 6 minutes on two cores), then the
 # same recipe on three seeds, for the interval across seeds (about 18 minutes).
 14_dates                                   14_dates            --out-dir book/src/figures

@@ -338,7 +338,9 @@ fn the_rate_charts_legend_covers_no_interval() {
             })
             .collect()
     };
-    // Right answers and samples for 3 to 12 digits (book/src/outputs/10_greedy_decode.txt).
+    // Right answers and samples for 3 to 12 digits: the Intel model of an earlier
+    // version of chapter 10 (its output is in the git history as
+    // book/src/outputs/10_greedy_decode.txt).
     let test = [
         (78, 78),
         (476, 476),
