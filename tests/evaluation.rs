@@ -55,10 +55,13 @@ fn fishers_exact_test_matches_hand_checked_cases() {
     // Fisher's own kind of table, worked in most textbooks (and Wikipedia's
     // article): 1 of 10 against 11 of 14, p = 0.002759.
     close(two_rates_p_value((1, 10), (11, 14)), 0.002_759_456);
-    // Chapter 10's example: 5 misses in 568 nine-digit rows against none in 606
-    // ten-digit rows; scipy.stats.fisher_exact([[5, 563], [0, 606]]) gives
-    // 0.0262687. Their 95 % intervals overlap all the same.
+    // Chapter 10's first example (its Intel model): 5 misses in 568 nine-digit
+    // rows against none in 606 ten-digit rows; scipy.stats.fisher_exact([[5, 563],
+    // [0, 606]]) gives 0.0262687. Their 95 % intervals overlap all the same.
     close(two_rates_p_value((5, 568), (0, 606)), 0.026_268_719);
+    // Its example now: 1 miss in 533 five-digit rows against 9 in 606 ten-digit
+    // rows, overlapping intervals again; the exact sum, in fractions, is 0.0234702.
+    close(two_rates_p_value((1, 533), (9, 606)), 0.023_470_164);
     // The groups' order does not matter; equal rates are no evidence at all.
     close(two_rates_p_value((0, 606), (5, 568)), 0.026_268_719);
     close(two_rates_p_value((2, 1000), (10, 5000)), 1.0);
