@@ -114,7 +114,7 @@ pub fn wilson_interval(k: usize, n: usize) -> (f64, f64) {
 /// at random; this scatters them at random `draws` times and returns the
 /// share of scatterings at least as uneven as the real one, by Pearson's χ²
 /// (Σ (misses − expected)² / expected). A permutation test: it needs no
-/// large counts, which ten misses in 5,000 rows are not.
+/// large counts, which a few dozen misses over ten lengths are not.
 pub fn same_rate_p_value(
     groups: &[(usize, usize)],
     draws: usize,
