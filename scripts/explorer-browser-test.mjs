@@ -824,8 +824,22 @@ async function backButton(s, url) {
     document.querySelector('#ex-off').textContent, document.querySelector('#ex-step').value].join(' | ')`);
   const before = await look();
   await s.open(new URL("introduction.html", url).href);
-  await s.cmd("POST", "/back", {});
-  await s.until("return location.href === arguments[0]".replace("arguments[0]", JSON.stringify(url)), "Back");
+  // chromedriver's Back now and then times out while the page it leaves is torn down
+  // ("aborted by navigation: Not attached to an active page", once in CI) although the
+  // browser goes back all the same: that is not the page's fault, so wait for the URL,
+  // and let a poll that lands mid-navigation try again.
+  try {
+    await s.cmd("POST", "/back", {});
+  } catch (e) {
+    if (!/"error":"timeout"/.test(String(e.message ?? e))) throw e;
+  }
+  const back = "return location.href === " + JSON.stringify(url);
+  for (const end = Date.now() + 15000; ;) {
+    const there = await s.js(back).catch(() => false);
+    if (there) break;
+    if (Date.now() > end) throw new Error("timed out waiting for Back");
+    await new Promise((r) => setTimeout(r, 50));
+  }
   // The mark goes with the old page: waiting for it to be gone waits for the reload.
   await s.js("window.__explorerBeforeReload = 1; setTimeout(() => location.reload(), 0)");
   await s.until(`return !window.__explorerBeforeReload && (${ready.replace("return ", "")})`,
