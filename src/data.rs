@@ -66,8 +66,8 @@ pub fn make_dataset(n: usize, seed: u64) -> ReverseDataset {
     make_dataset_excluding(n, seed, &HashSet::new())
 }
 
-/// `make_dataset` that skips every digit sequence in `exclude`: a validation set
-/// disjoint from a training set (see `digit_sequences`).
+/// `make_dataset` that skips every digit sequence in `exclude`: chapter 10's test
+/// set, disjoint from the training and validation sets (see `digit_sequences`).
 pub fn make_dataset_excluding(
     n: usize,
     seed: u64,
