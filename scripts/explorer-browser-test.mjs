@@ -112,10 +112,14 @@ class Session {
     fs.writeFileSync(file, Buffer.from(png, "base64"));
     console.log(`     screenshot ${file}`);
   }
-  async until(script, what, ms = 15000) {
+  /**
+   * Polls `script` until it returns something true. With `navigating`, a poll that
+   * fails because it landed while the page was being replaced counts as "not yet".
+   */
+  async until(script, what, ms = 15000, { navigating = false } = {}) {
     const end = Date.now() + ms;
     for (;;) {
-      const v = await this.js(script);
+      const v = await (navigating ? this.js(script).catch(() => false) : this.js(script));
       if (v) return v;
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -833,13 +837,7 @@ async function backButton(s, url) {
   } catch (e) {
     if (!/"error":"timeout"/.test(String(e.message ?? e))) throw e;
   }
-  const back = "return location.href === " + JSON.stringify(url);
-  for (const end = Date.now() + 15000; ;) {
-    const there = await s.js(back).catch(() => false);
-    if (there) break;
-    if (Date.now() > end) throw new Error("timed out waiting for Back");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await s.until("return location.href === " + JSON.stringify(url), "Back", 15000, { navigating: true });
   // The mark goes with the old page: waiting for it to be gone waits for the reload.
   await s.js("window.__explorerBeforeReload = 1; setTimeout(() => location.reload(), 0)");
   await s.until(`return !window.__explorerBeforeReload && (${ready.replace("return ", "")})`,
